@@ -1,0 +1,62 @@
+# Margin — build, test and maintenance targets. 'make help' lists them.
+SHELL := /bin/bash
+SWIFT ?= swift
+
+.PHONY: help deps build release demo test man check-man completions fixtures format install clean
+
+help:
+	@echo "make demo        install what's missing, build, and run Margin on ./demo-library"
+	@echo "make test        install what's missing, build, and run the whole test suite (what CI runs)"
+	@echo "make release     build .build/release/margin"
+	@echo "make install     install margin into /usr/local/bin, its man page and completions"
+	@echo "make man         regenerate man/margin.1 from the command definitions"
+	@echo "make completions write bash, zsh and fish completions to completions/"
+	@echo "make fixtures    regenerate fixtures/pdf/ with fixtures/make-fixtures.py"
+	@echo "make format      format the sources with swift format"
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+demo: release
+	@scripts/demo.sh
+
+test:
+	@scripts/install-deps.sh --test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	@scripts/check-man.sh
+
+man: deps
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug --date "$$(cat man/DATE)"
+	cp .build/plugins/GenerateManual/outputs/margin/margin.1 man/margin.1
+
+check-man: deps
+	@scripts/check-man.sh
+
+completions: release
+	mkdir -p completions
+	.build/release/margin --generate-completion-script bash > completions/margin.bash
+	.build/release/margin --generate-completion-script zsh > completions/_margin
+	.build/release/margin --generate-completion-script fish > completions/margin.fish
+
+install: release completions
+	install -m 755 .build/release/margin /usr/local/bin/margin
+	install -D -m 644 man/margin.1 /usr/local/share/man/man1/margin.1
+	install -D -m 644 completions/margin.bash /usr/share/bash-completion/completions/margin
+	install -D -m 644 completions/_margin /usr/local/share/zsh/site-functions/_margin
+	install -D -m 644 completions/margin.fish /usr/share/fish/vendor_completions.d/margin.fish
+
+fixtures:
+	python3 fixtures/make-fixtures.py
+
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build demo-library completions

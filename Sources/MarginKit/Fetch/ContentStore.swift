@@ -1,0 +1,84 @@
+import Foundation
+
+/// The on-disk, content-addressed store of PDFs: `pdfs/<2 hex>/<sha256>.pdf` under the cache
+/// folder, plus `tmp/` for files being written. A file reaches its final name only by an atomic
+/// rename of a complete, verified temporary file.
+public struct ContentStore: Sendable {
+    public let root: String
+
+    public init(root: String) {
+        self.root = root
+    }
+
+    var temporaryFolder: String { root + "/tmp" }
+
+    /// The path a PDF with this SHA-256 has in the store (whether or not it is there).
+    public func path(for sha256: String) -> String {
+        "\(root)/pdfs/\(sha256.prefix(2))/\(sha256).pdf"
+    }
+
+    /// Whether the store holds a regular file (not a symlink) for this SHA-256.
+    public func contains(_ sha256: String) -> Bool {
+        isRegularFile(path(for: sha256))
+    }
+
+    /// Creates the folders, user-only.
+    func prepare() throws {
+        for folder in [root, root + "/pdfs", temporaryFolder] {
+            try makeFolder(folder)
+        }
+    }
+
+    /// A new, empty, user-only file in `tmp/` for staging a download or copy.
+    func makeTemporaryFile(suffix: String = ".part") throws -> String {
+        try prepare()
+        let path = "\(temporaryFolder)/\(UUID().uuidString.lowercased())\(suffix)"
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw MarginError.io("cannot create a temporary file in \(temporaryFolder)")
+        }
+        return path
+    }
+
+    /// Moves a staged file to its content address. Returns true if the store did not have it
+    /// before (the caller then owns removing it if what follows fails).
+    func place(_ staged: String, sha256: String) throws -> Bool {
+        let target = path(for: sha256)
+        if contains(sha256) {
+            try? FileManager.default.removeItem(atPath: staged)
+            return false
+        }
+        try makeFolder((target as NSString).deletingLastPathComponent)
+        guard rename(staged, target) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: staged)
+            throw MarginError.io("cannot move the PDF into the cache (\(target)): \(reason)")
+        }
+        return true
+    }
+
+    /// Removes the stored file for this SHA-256, if any.
+    func remove(_ sha256: String) {
+        try? FileManager.default.removeItem(atPath: path(for: sha256))
+    }
+}
+
+/// Creates a folder (and its parents) with mode 0700; an existing one is left as it is.
+func makeFolder(_ path: String) throws {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+        guard isDirectory.boolValue else { throw MarginError.io("\(path) exists and is not a folder") }
+        return
+    }
+    do {
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    } catch {
+        throw MarginError.io("cannot create the folder \(path): \(error.localizedDescription)")
+    }
+}
+
+/// True for a regular file; false for a missing path, a folder or a symlink.
+func isRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+}

@@ -1,0 +1,143 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A file staged in the cache's `tmp/`, hashed and checked, waiting to be placed.
+struct StagedFile: Sendable {
+    var path: String
+    var sha256: String
+    var bytes: Int64
+    var head: [UInt8]
+    var tail: [UInt8]
+    var etag: String?
+    var lastModified: String?
+}
+
+/// Copies local files and downloads URLs into the cache's `tmp/`, streaming and hashing.
+/// On any failure the temporary file is removed.
+struct Fetcher: Sendable {
+    let store: ContentStore
+    let maxSize: Int64
+    let client: HTTPClient
+
+    static let userAgent = "margin/\(MarginVersion.current)"
+
+    static func makeClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: 10, allowCycles: false),
+            timeout: .init(connect: .seconds(15), read: .seconds(60)))
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Copies the local file at `path` in 1 MiB chunks.
+    func stageLocal(path: String) throws -> StagedFile {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw MarginError.noSuchFile(path)
+        }
+        guard !isDirectory.boolValue else { throw MarginError.isDirectory(path) }
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else {
+            throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(input) }
+        let staged = try store.makeTemporaryFile()
+        do {
+            let file = try HashingFile(path: staged)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            while true {
+                let count = read(input, buffer.baseAddress, buffer.count)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+                }
+                if count == 0 { break }
+                if file.count + Int64(count) > maxSize {
+                    throw MarginError.tooLarge(url: path, limit: maxSize, size: fileSize(path))
+                }
+                try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            }
+            let sha = try file.finish()
+            return StagedFile(path: staged, sha256: sha, bytes: file.count, head: file.head, tail: file.tail)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staged)
+            throw error
+        }
+    }
+
+    /// Downloads `url`, streaming the body to disk.
+    func stageDownload(url: String) async throws -> StagedFile {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "User-Agent", value: Self.userAgent)
+        request.headers.add(name: "Accept", value: "application/pdf, */*;q=0.8")
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: .hours(24))
+        } catch {
+            throw MarginError.unreachable(url: url, reason: describe(error))
+        }
+        guard (200..<300).contains(response.status.code) else {
+            throw MarginError.httpStatus(url: url, code: Int(response.status.code), reason: response.status.reasonPhrase)
+        }
+        let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }
+        if let expected, expected > maxSize {
+            throw MarginError.tooLarge(url: url, limit: maxSize, size: expected)
+        }
+        let staged = try store.makeTemporaryFile()
+        do {
+            let file = try HashingFile(path: staged)
+            do {
+                for try await chunk in response.body {
+                    if file.count + Int64(chunk.readableBytes) > maxSize {
+                        throw MarginError.tooLarge(url: url, limit: maxSize, size: expected)
+                    }
+                    try chunk.withUnsafeReadableBytes { try file.write($0) }
+                }
+            } catch let error as MarginError {
+                throw error
+            } catch {
+                throw MarginError.incompleteDownload(url: url, expected: expected ?? -1, received: file.count)
+            }
+            if let expected, file.count != expected {
+                throw MarginError.incompleteDownload(url: url, expected: expected, received: file.count)
+            }
+            let sha = try file.finish()
+            return StagedFile(
+                path: staged, sha256: sha, bytes: file.count, head: file.head, tail: file.tail,
+                etag: response.headers.first(name: "etag"),
+                lastModified: response.headers.first(name: "last-modified"))
+        } catch {
+            try? FileManager.default.removeItem(atPath: staged)
+            throw error
+        }
+    }
+}
+
+/// A short, human description of a connection error.
+private func describe(_ error: any Error) -> String {
+    if let error = error as? HTTPClientError {
+        switch error {
+        case .redirectCycleDetected: return "the server's redirects form a loop"
+        case .redirectLimitReached: return "more than 10 redirects"
+        case .connectTimeout: return "the connection timed out"
+        case .readTimeout: return "the server stopped sending data (read timeout)"
+        case .remoteConnectionClosed: return "the server closed the connection"
+        default: return "\(error)"
+        }
+    }
+    let text = "\(error)"
+    if text.contains("connection refused") || text.contains("Connection refused") {
+        return "connection refused"
+    }
+    if text.lowercased().contains("dns") || text.contains("getaddrinfo") || text.contains("resolve") {
+        return "the host name could not be resolved"
+    }
+    return text
+}
+
+func fileSize(_ path: String) -> Int64? {
+    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+}

@@ -1,0 +1,77 @@
+import Crypto
+import Foundation
+
+/// A file being written chunk by chunk while its SHA-256 is computed, so a PDF of any size is
+/// never held in memory. Keeps the first and last bytes for the PDF checks.
+final class HashingFile {
+    let path: String
+    private let descriptor: Int32
+    private var hasher = SHA256()
+    private(set) var count: Int64 = 0
+    /// The first 1 KiB written.
+    private(set) var head = [UInt8]()
+    /// The last 2 KiB written.
+    private(set) var tail = [UInt8]()
+    static let headSize = 1024
+    static let tailSize = 2048
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw MarginError.io("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count > 0 else { return }
+        hasher.update(bufferPointer: bytes)
+        if head.count < Self.headSize {
+            head += bytes.prefix(Self.headSize - head.count)
+        }
+        tail += bytes.suffix(Self.tailSize)
+        if tail.count > Self.tailSize { tail.removeFirst(tail.count - Self.tailSize) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw MarginError.io("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+        count += Int64(bytes.count)
+    }
+
+    /// Flushes to disk and returns the hex SHA-256 of everything written.
+    func finish() throws -> String {
+        guard fsync(descriptor) == 0 else {
+            throw MarginError.io("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// The hex SHA-256 of a file's bytes, read in 1 MiB chunks.
+func sha256(ofFile path: String) throws -> String {
+    let input = open(path, O_RDONLY | O_CLOEXEC)
+    guard input >= 0 else { throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+    defer { close(input) }
+    var hasher = SHA256()
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    defer { buffer.deallocate() }
+    while true {
+        let count = read(input, buffer.baseAddress, buffer.count)
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        if count == 0 { break }
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+    }
+    return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+}

@@ -1,0 +1,182 @@
+import AsyncHTTPClient
+import Foundation
+
+/// How `add` saves new books.
+public struct AddOptions: Sendable {
+    public var title: String?
+    public var author: String?
+    public var folder: String?
+    public var tags: [String] = []
+    public var password: String?
+    /// Largest PDF accepted, in bytes.
+    public var maxSize: Int64 = 1 << 30
+
+    public init() {}
+}
+
+/// The result of adding one input: the contract's `add --json` element.
+public struct AddOutcome: Sendable, Encodable {
+    public var input: String
+    public var book: BookInfo?
+    public var duplicate: Bool
+    public var error: String?
+    public var ok: Bool { book != nil }
+
+    enum CodingKeys: String, CodingKey { case input, ok, book, duplicate, error }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(input, forKey: .input)
+        try container.encode(ok, forKey: .ok)
+        if let book {
+            try container.encode(book, forKey: .book)
+            try container.encode(duplicate, forKey: .duplicate)
+        } else {
+            try container.encode(error ?? "unknown error", forKey: .error)
+        }
+    }
+}
+
+/// Where an input to `add` comes from.
+enum InputKind: Equatable {
+    case remote(url: String)
+    case local(path: String)
+
+    init(_ input: String) throws {
+        let lower = input.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+            guard let url = URL(string: input), let host = url.host, !host.isEmpty else {
+                throw MarginError.invalidURL(input)
+            }
+            self = .remote(url: input)
+        } else if lower.hasPrefix("file://") {
+            guard let url = URL(string: input), url.isFileURL, !url.path.isEmpty else {
+                throw MarginError.invalidURL(input)
+            }
+            self = .local(path: url.path)
+        } else if input.range(of: "^[A-Za-z][A-Za-z0-9+.-]*:", options: .regularExpression) != nil,
+            input.contains("://") || !FileManager.default.fileExists(atPath: input)
+        {
+            throw MarginError.unsupportedScheme(input)
+        } else {
+            let absolute = URL(fileURLWithPath: input).standardizedFileURL.path
+            self = .local(path: absolute)
+        }
+    }
+
+    /// The URL recorded as the book's source.
+    var sourceURL: String {
+        switch self {
+        case .remote(let url): return url
+        case .local(let path): return URL(fileURLWithPath: path).absoluteString
+        }
+    }
+
+    /// The title to use when the PDF has none: the file name without `.pdf`.
+    var fallbackTitle: String {
+        let name: String
+        switch self {
+        case .remote(let url):
+            let parsed = URL(string: url)
+            let last = parsed?.lastPathComponent ?? ""
+            name = (last.isEmpty || last == "/") ? (parsed?.host ?? url) : last
+        case .local(let path):
+            name = (path as NSString).lastPathComponent
+        }
+        let decoded = name.removingPercentEncoding ?? name
+        return decoded.lowercased().hasSuffix(".pdf") ? String(decoded.dropLast(4)) : decoded
+    }
+}
+
+extension Library {
+    /// Adds each input (URL or path), up to `jobs` at a time. One input's failure doesn't stop
+    /// the others; the outcomes come back in input order.
+    public func add(_ inputs: [String], options: AddOptions, jobs: Int = 4) async -> [AddOutcome] {
+        let client = Fetcher.makeClient()
+        let fetcher = Fetcher(store: store, maxSize: options.maxSize, client: client)
+        var outcomes = [AddOutcome?](repeating: nil, count: inputs.count)
+        await withTaskGroup(of: (Int, AddOutcome).self) { group in
+            var next = 0
+            func launch() {
+                guard next < inputs.count else { return }
+                let index = next
+                let input = inputs[index]
+                next += 1
+                group.addTask {
+                    do {
+                        let (book, duplicate) = try await self.addOne(input, options: options, fetcher: fetcher)
+                        return (index, AddOutcome(input: input, book: book, duplicate: duplicate))
+                    } catch {
+                        return (index, AddOutcome(input: input, duplicate: false, error: error.localizedDescription))
+                    }
+                }
+            }
+            for _ in 0..<max(1, jobs) { launch() }
+            for await (index, outcome) in group {
+                outcomes[index] = outcome
+                launch()
+            }
+        }
+        try? await client.shutdown()
+        return outcomes.compactMap { $0 }
+    }
+
+    func addOne(_ input: String, options: AddOptions, fetcher: Fetcher) async throws -> (BookInfo, Bool) {
+        let kind = try InputKind(input)
+        let staged: StagedFile
+        switch kind {
+        case .remote(let url): staged = try await fetcher.stageDownload(url: url)
+        case .local(let path): staged = try fetcher.stageLocal(path: path)
+        }
+        defer { try? FileManager.default.removeItem(atPath: staged.path) }
+        let facts = try checkPDF(
+            head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path,
+            password: options.password, input: input)
+        let placedNew = try store.place(staged.path, sha256: staged.sha256)
+        do {
+            return try repository.write { store in
+                let now = Date()
+                if var existing = try store.first(Query<Book>().filter(Book.Fields.sha256 == staged.sha256)) {
+                    let id = existing.id ?? 0
+                    var source = Source(bookId: id, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
+                    try store.upsert(&source)
+                    try addTags(options.tags, to: id, store, now: now)
+                    if existing.password == nil, let password = options.password {
+                        existing.password = password
+                        try store.update(existing)
+                    }
+                    return (try info(existing, store), true)
+                }
+                var book = Book(
+                    sha256: staged.sha256,
+                    title: nonEmpty(options.title) ?? facts.title ?? kind.fallbackTitle,
+                    author: nonEmpty(options.author) ?? facts.author,
+                    pages: facts.pages, bytes: staged.bytes, folder: nonEmpty(options.folder),
+                    password: options.password, now: now)
+                try store.insert(&book)
+                var source = Source(bookId: book.id ?? 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
+                try store.insert(&source)
+                try addTags(options.tags, to: book.id ?? 0, store, now: now)
+                return (try info(book, store), false)
+            }
+        } catch {
+            if placedNew { store.remove(staged.sha256) }
+            throw error
+        }
+    }
+
+    func addTags(_ names: [String], to bookId: Int64, _ store: any StoreWriter, now: Date) throws {
+        for name in names {
+            let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { continue }
+            var tag = Tag(bookId: bookId, name: trimmed, now: now)
+            let existing = try store.first(Query<Tag>().filter(Tag.Fields.bookId == bookId && Tag.Fields.name == trimmed))
+            if existing == nil { try store.insert(&tag) }
+        }
+    }
+}
+
+func nonEmpty(_ value: String?) -> String? {
+    guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+    return value
+}

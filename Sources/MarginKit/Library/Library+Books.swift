@@ -1,0 +1,163 @@
+import Foundation
+
+/// Orders for `list`.
+public enum BookSort: String, CaseIterable, Sendable {
+    case added, title, author, opened
+}
+
+/// Which books `list` shows.
+public struct BookFilter: Sendable {
+    /// A folder; its subfolders (`folder/…`) match too.
+    public var folder: String?
+    public var tag: String?
+    public var sort: BookSort = .added
+    public var limit: Int?
+    public var offset: Int?
+
+    public init(folder: String? = nil, tag: String? = nil, sort: BookSort = .added, limit: Int? = nil, offset: Int? = nil) {
+        self.folder = folder
+        self.tag = tag
+        self.sort = sort
+        self.limit = limit
+        self.offset = offset
+    }
+}
+
+/// Changes `edit` makes to a book; nil leaves a field as it is, "" clears folder, author or memo.
+public struct BookChanges: Sendable {
+    public var title: String?
+    public var author: String?
+    public var folder: String?
+    public var memo: String?
+    public var addTags: [String] = []
+    public var removeTags: [String] = []
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        title == nil && author == nil && folder == nil && memo == nil && addTags.isEmpty && removeTags.isEmpty
+    }
+}
+
+/// What removing books took with it.
+public struct RemovalReport: Sendable, Encodable {
+    public var removed: [BookInfo]
+}
+
+extension Library {
+    /// The books matching the filter, in the requested order.
+    public func list(_ filter: BookFilter = BookFilter()) throws -> [BookInfo] {
+        try repository.read { store in
+            var query = Query<Book>()
+            if let folder = nonEmpty(filter.folder) {
+                let trimmed = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+                query = query.filter(Book.Fields.folder == trimmed || Book.Fields.folder.hasPrefix(trimmed + "/"))
+            }
+            if let tag = nonEmpty(filter.tag) {
+                let ids = try store.fetch(Query<Tag>().filter(Tag.Fields.name == tag)).map(\.bookId)
+                query = query.filter(Book.Fields.id.isIn(ids))
+            }
+            switch filter.sort {
+            case .added: query = query.sorted(by: Book.Fields.addedAt.ascending, Book.Fields.id.ascending)
+            case .title: query = query.sorted(by: Book.Fields.title.ascending, Book.Fields.id.ascending)
+            case .author: query = query.sorted(by: Book.Fields.author.ascending, Book.Fields.title.ascending)
+            case .opened: query = query.sorted(by: Book.Fields.openedAt.descending, Book.Fields.id.ascending)
+            }
+            query = query.limit(filter.limit, offset: filter.offset)
+            return try store.fetch(query).map { try info($0, store) }
+        }
+    }
+
+    /// The most recently opened books, newest first.
+    public func recent(limit: Int = 10) throws -> [BookInfo] {
+        try repository.read { store in
+            let query = Query<Book>().filter(!Book.Fields.openedAt.isNull)
+                .sorted(by: Book.Fields.openedAt.descending).limit(limit)
+            return try store.fetch(query).map { try info($0, store) }
+        }
+    }
+
+    /// Applies `changes` to a book in one transaction.
+    public func edit(_ book: Book, _ changes: BookChanges, now: Date = Date()) throws -> BookInfo {
+        if let title = changes.title, nonEmpty(title) == nil {
+            throw MarginError.invalidArgument("a title cannot be empty")
+        }
+        return try repository.write { store in
+            guard var current = try store.find(Book.self, id: book.id ?? -1) else {
+                throw MarginError.bookNotFound(book.title)
+            }
+            if let title = changes.title { current.title = title.trimmingCharacters(in: .whitespacesAndNewlines) }
+            if let author = changes.author { current.author = nonEmpty(author) }
+            if let folder = changes.folder { current.folder = nonEmpty(folder) }
+            if let memo = changes.memo { current.memo = memo.isEmpty ? nil : memo }
+            current.updatedAt = now
+            try store.update(current)
+            let id = current.id ?? 0
+            try addTags(changes.addTags, to: id, store, now: now)
+            for name in changes.removeTags {
+                try store.delete(Query<Tag>().filter(Tag.Fields.bookId == id && Tag.Fields.name == name))
+            }
+            return try info(current, store)
+        }
+    }
+
+    /// Removes books (with their sources, tags and annotations) and their cached files.
+    public func remove(_ books: [Book]) throws -> RemovalReport {
+        let removed = try repository.write { store in
+            try books.compactMap { book -> BookInfo? in
+                guard let current = try store.find(Book.self, id: book.id ?? -1) else { return nil }
+                let view = try info(current, store)
+                try store.delete(current)
+                return view
+            }
+        }
+        // Files go only after the database no longer points at them.
+        for view in removed { store.remove(view.book.sha256) }
+        return RemovalReport(removed: removed)
+    }
+
+    /// Every book, for `rm --all`.
+    public func allBooks() throws -> [Book] {
+        try repository.read { store in try store.fetch(Query<Book>().sorted(by: Book.Fields.id.ascending)) }
+    }
+
+    /// The cached PDF's path, fetching it again from the book's sources if it is missing.
+    public func ensureCached(_ book: Book) async throws -> String {
+        if store.contains(book.sha256) { return store.path(for: book.sha256) }
+        let sources = try repository.read { store in
+            try store.fetch(Query<Source>().filter(Source.Fields.bookId == (book.id ?? -1)))
+        }
+        guard !sources.isEmpty else {
+            throw MarginError.notCached(title: book.title, reason: "it has no source; add the PDF again with 'margin add PATH'")
+        }
+        let client = Fetcher.makeClient()
+        let fetcher = Fetcher(store: store, maxSize: max(book.bytes, 1 << 30), client: client)
+        let result = await refetch(book, from: sources, fetcher: fetcher)
+        try? await client.shutdown()
+        return try result.get()
+    }
+
+    private func refetch(_ book: Book, from sources: [Source], fetcher: Fetcher) async -> Result<String, MarginError> {
+        var reasons = [String]()
+        for source in sources {
+            do {
+                let kind = try InputKind(source.url)
+                let staged: StagedFile
+                switch kind {
+                case .remote(let url): staged = try await fetcher.stageDownload(url: url)
+                case .local(let path): staged = try fetcher.stageLocal(path: path)
+                }
+                defer { try? FileManager.default.removeItem(atPath: staged.path) }
+                guard staged.sha256 == book.sha256 else {
+                    reasons.append("\(source.url) now has different content")
+                    continue
+                }
+                _ = try store.place(staged.path, sha256: staged.sha256)
+                return .success(store.path(for: book.sha256))
+            } catch {
+                reasons.append(error.localizedDescription)
+            }
+        }
+        return .failure(.notCached(title: book.title, reason: reasons.joined(separator: "; ")))
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// A user's library: the database of books and annotations plus the cache of PDFs.
+/// Every command goes through one of these; none touches SQL or the cache layout itself.
+public final class Library: Sendable {
+    public let paths: LibraryPaths
+    public let database: LibraryDatabase
+    public let store: ContentStore
+    var repository: any Repository { database.repository }
+
+    /// Opens the library at `paths`, creating its folders (user-only) and migrating its database.
+    public init(paths: LibraryPaths) throws {
+        try makeFolder((paths.database as NSString).deletingLastPathComponent)
+        self.paths = paths
+        self.store = ContentStore(root: paths.cache)
+        try store.prepare()
+        self.database = try LibraryDatabase(path: paths.database)
+    }
+
+    /// A library over an in-memory database and the given cache folder, for tests.
+    public init(inMemoryWithCache cache: String) throws {
+        self.paths = LibraryPaths(database: ":memory:", cache: cache)
+        self.store = ContentStore(root: cache)
+        try store.prepare()
+        self.database = try LibraryDatabase()
+    }
+
+    /// Finds the one book a selector names: a numeric id, a unique SHA-256 prefix (4+ hex
+    /// digits), or a unique case-insensitive part of the title.
+    public func resolve(_ selector: String) throws -> Book {
+        let trimmed = selector.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw MarginError.invalidArgument("an empty book selector; give an id, SHA-256 prefix or part of a title") }
+        return try repository.read { store in
+            if let id = Int64(trimmed), let book = try store.find(Book.self, id: id) {
+                return book
+            }
+            let lower = trimmed.lowercased()
+            if lower.count >= 4, lower.allSatisfy(\.isHexDigit) {
+                let matches = try store.fetch(Query<Book>().filter(Book.Fields.sha256.hasPrefix(lower)).limit(20))
+                if matches.count == 1 { return matches[0] }
+                if matches.count > 1 { throw MarginError.ambiguousBook(selector, candidates: matches.map(describe)) }
+            }
+            let matches = try store.fetch(
+                Query<Book>().filter(Book.Fields.title.contains(trimmed)).sorted(by: Book.Fields.id.ascending))
+            if matches.count == 1 { return matches[0] }
+            if matches.count > 1 {
+                // An exact title wins over titles that merely contain it.
+                let exact = matches.filter { fold($0.title) == fold(trimmed) }
+                if exact.count == 1 { return exact[0] }
+                throw MarginError.ambiguousBook(selector, candidates: matches.map(describe))
+            }
+            if try store.count(Query<Book>()) == 0 { throw MarginError.emptyLibrary }
+            throw MarginError.bookNotFound(selector)
+        }
+    }
+
+    /// The full view of a book: its sources, tags and cache state.
+    public func info(_ book: Book) throws -> BookInfo {
+        try repository.read { store in try info(book, store) }
+    }
+
+    func info(_ book: Book, _ reader: any StoreReader) throws -> BookInfo {
+        guard let id = book.id else { throw MarginError.bookNotFound(book.title) }
+        let sources = try reader.fetch(
+            Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
+        let tags = try reader.fetch(
+            Query<Tag>().filter(Tag.Fields.bookId == id).sorted(by: Tag.Fields.name.ascending))
+        let cached = store.contains(book.sha256)
+        return BookInfo(
+            book: book, sources: sources.map(\.url), tags: tags.map(\.name), cached: cached,
+            file: cached ? store.path(for: book.sha256) : nil)
+    }
+
+    /// Records that the user opened the book now (for `recent`).
+    @discardableResult
+    public func touch(_ book: Book, now: Date = Date()) throws -> Book {
+        try repository.write { store in
+            guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
+            current.openedAt = now
+            try store.update(current)
+            return current
+        }
+    }
+}
+
+/// "12  Title — Author" for lists of candidates.
+func describe(_ book: Book) -> String {
+    let author = book.author.map { " — \($0)" } ?? ""
+    return "\(book.id ?? 0)  \(book.title)\(author)  [\(book.sha256.prefix(12))]"
+}

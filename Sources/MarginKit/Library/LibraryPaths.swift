@@ -1,0 +1,35 @@
+import Foundation
+
+/// Where a library keeps its database and cache.
+///
+/// `--library DIR` wins over `MARGIN_HOME=DIR`; both put everything under DIR. Without either,
+/// the XDG base directories are used.
+public struct LibraryPaths: Sendable, Equatable {
+    /// The database file.
+    public let database: String
+    /// The cache folder (`pdfs/`, `tmp/`).
+    public let cache: String
+
+    public init(database: String, cache: String) {
+        self.database = database
+        self.cache = cache
+    }
+
+    /// Everything under one folder: `DIR/library.sqlite` and `DIR/cache/`.
+    public init(home: String) {
+        let root = URL(fileURLWithPath: home).standardizedFileURL.path
+        self.init(database: root + "/library.sqlite", cache: root + "/cache")
+    }
+
+    /// Resolves the paths from the `--library` option and the environment.
+    public static func resolve(
+        library: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> LibraryPaths {
+        if let library, !library.isEmpty { return LibraryPaths(home: library) }
+        if let home = environment["MARGIN_HOME"], !home.isEmpty { return LibraryPaths(home: home) }
+        let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? userHome + "/.local/share"
+        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? userHome + "/.cache"
+        return LibraryPaths(database: data + "/margin/library.sqlite", cache: cache + "/margin")
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Errors a user can meet in MarginKit. The first line of each message says what happened; any
+/// further lines are hints (candidates, what to do).
+public enum MarginError: Error, LocalizedError, Sendable {
+    // Selecting books
+    case bookNotFound(String)
+    case ambiguousBook(String, candidates: [String])
+    case emptyLibrary
+
+    // Inputs
+    case noSuchFile(String)
+    case isDirectory(String)
+    case unsupportedScheme(String)
+    case invalidURL(String)
+
+    // Downloads
+    case unreachable(url: String, reason: String)
+    case httpStatus(url: String, code: Int, reason: String)
+    case tooLarge(url: String, limit: Int64, size: Int64?)
+    case incompleteDownload(url: String, expected: Int64, received: Int64)
+
+    // Content
+    case emptyFile(String)
+    case htmlNotPDF(String)
+    case notPDF(String)
+    case truncatedPDF(String)
+    case encrypted(String)
+    case wrongPassword(String)
+    case unreadablePDF(String, reason: String)
+
+    // Cache
+    case notCached(title: String, reason: String)
+
+    // Everything else
+    case invalidArgument(String)
+    case io(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .bookNotFound(let selector):
+            return "no book matches '\(selector)'\nhint: 'margin list' shows the library; select a book by id, SHA-256 prefix (4+ hex digits) or part of its title"
+        case .ambiguousBook(let selector, let candidates):
+            return "'\(selector)' matches \(candidates.count) books; be more specific or use the id:\n"
+                + candidates.map { "  \($0)" }.joined(separator: "\n")
+        case .emptyLibrary:
+            return "the library is empty; add a PDF with 'margin add URL|PATH'"
+        case .noSuchFile(let path):
+            return "no such file: \(path)"
+        case .isDirectory(let path):
+            return "\(path) is a folder, not a PDF file"
+        case .unsupportedScheme(let input):
+            return "unsupported URL scheme in \(input): margin adds http://, https:// and file:// URLs, and local paths"
+        case .invalidURL(let input):
+            return "not a valid URL: \(input)"
+        case .unreachable(let url, let reason):
+            return "cannot reach \(url): \(reason)"
+        case .httpStatus(let url, let code, let reason):
+            return "the server answered \(code) \(reason) for \(url)"
+        case .tooLarge(let url, let limit, let size):
+            let sizeText = size.map { " (\(formatBytes($0)))" } ?? ""
+            return "\(url) is larger than the limit of \(formatBytes(limit))\(sizeText); raise it with --max-size"
+        case .incompleteDownload(let url, let expected, let received):
+            return "the download of \(url) was cut short: received \(received) of \(expected) bytes"
+        case .emptyFile(let input):
+            return "\(input) is empty (0 bytes), not a PDF"
+        case .htmlNotPDF(let input):
+            return "not a PDF: \(input) is an HTML page, not a PDF (a landing or login page?)"
+        case .notPDF(let input):
+            return "not a PDF: \(input) does not start with %PDF-"
+        case .truncatedPDF(let input):
+            return "the PDF \(input) is truncated: it ends without %%EOF; download or copy it again"
+        case .encrypted(let input):
+            return "\(input) is an encrypted PDF: give its password with --password"
+        case .wrongPassword(let input):
+            return "the password given does not open the encrypted PDF \(input)"
+        case .unreadablePDF(let input, let reason):
+            return "poppler cannot read \(input) as a PDF: \(reason)"
+        case .notCached(let title, let reason):
+            return "'\(title)' is not cached and no source could be fetched: \(reason)"
+        case .invalidArgument(let message), .io(let message):
+            return message
+        }
+    }
+}
+
+/// "1.5 MB"-style sizes for messages.
+public func formatBytes(_ bytes: Int64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(bytes)
+    var unit = 0
+    while value >= 1024, unit < units.count - 1 {
+        value /= 1024
+        unit += 1
+    }
+    return unit == 0 ? "\(bytes) bytes" : "\(String(format: "%.1f", value)) \(units[unit])"
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// A saved PDF: identified by the SHA-256 of its bytes.
+public struct Book: Model, Equatable {
+    public static let entity = "book"
+    public static let naturalKey = ["sha256"]
+
+    public var id: Int64?
+    public var uuid: UUID
+    /// SHA-256 of the PDF's bytes, 64 lowercase hex digits.
+    public var sha256: String
+    public var title: String
+    public var author: String?
+    public var pages: Int
+    public var bytes: Int64
+    public var folder: String?
+    /// A free-text note on the whole book.
+    public var memo: String?
+    /// The password that opens an encrypted PDF (kept in the user-only library file).
+    public var password: String?
+    public var addedAt: Date
+    public var updatedAt: Date
+    public var openedAt: Date?
+
+    public init(
+        sha256: String, title: String, author: String?, pages: Int, bytes: Int64,
+        folder: String? = nil, password: String? = nil, now: Date = Date()
+    ) {
+        self.uuid = UUID()
+        self.sha256 = sha256
+        self.title = title
+        self.author = author
+        self.pages = pages
+        self.bytes = bytes
+        self.folder = folder
+        self.password = password
+        self.addedAt = now
+        self.updatedAt = now
+    }
+
+    public enum Fields {
+        public static let id = Field<Book, Int64>("id")
+        public static let sha256 = Field<Book, String>("sha256")
+        public static let title = Field<Book, String>("title")
+        public static let author = Field<Book, String?>("author")
+        public static let folder = Field<Book, String?>("folder")
+        public static let addedAt = Field<Book, Date>("addedAt")
+        public static let openedAt = Field<Book, Date?>("openedAt")
+    }
+}
+
+/// A URL a book was downloaded from, with the validators for revalidating it.
+public struct Source: Model, Equatable {
+    public static let entity = "source"
+    public static let naturalKey = ["bookId", "url"]
+
+    public var id: Int64?
+    public var uuid: UUID
+    public var bookId: Int64
+    public var url: String
+    public var etag: String?
+    public var lastModified: String?
+    public var addedAt: Date
+    public var updatedAt: Date
+
+    public init(bookId: Int64, url: String, etag: String? = nil, lastModified: String? = nil, now: Date = Date()) {
+        self.uuid = UUID()
+        self.bookId = bookId
+        self.url = url
+        self.etag = etag
+        self.lastModified = lastModified
+        self.addedAt = now
+        self.updatedAt = now
+    }
+
+    public enum Fields {
+        public static let bookId = Field<Source, Int64>("bookId")
+        public static let url = Field<Source, String>("url")
+        public static let addedAt = Field<Source, Date>("addedAt")
+    }
+}
+
+/// A tag on a book. Tag names compare case-insensitively.
+public struct Tag: Model, Equatable {
+    public static let entity = "tag"
+    public static let naturalKey = ["bookId", "name"]
+
+    public var id: Int64?
+    public var uuid: UUID
+    public var bookId: Int64
+    public var name: String
+    public var createdAt: Date
+
+    public init(bookId: Int64, name: String, now: Date = Date()) {
+        self.uuid = UUID()
+        self.bookId = bookId
+        self.name = name
+        self.createdAt = now
+    }
+
+    public enum Fields {
+        public static let bookId = Field<Tag, Int64>("bookId")
+        public static let name = Field<Tag, String>("name")
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+/// The SQLite (GRDB) implementation of `Repository`.
+struct SQLiteRepository: Repository {
+    let writer: any DatabaseWriter
+
+    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
+        try writer.read { db in try body(SQLiteStore(db: db)) }
+    }
+
+    func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
+        try writer.write { db in try body(SQLiteStore(db: db)) }
+    }
+}
+
+/// Wraps any `Model` as a GRDB record: the model's own `Codable` conformance gives the columns.
+struct ModelRecord<M: Model>: Codable, FetchableRecord, MutablePersistableRecord {
+    var model: M
+
+    init(_ model: M) { self.model = model }
+    init(from decoder: any Decoder) throws { model = try M(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try model.encode(to: encoder) }
+
+    static var databaseTableName: String { M.entity }
+    static var databaseUUIDEncodingStrategy: DatabaseUUIDEncodingStrategy { .lowercaseString }
+    static var databaseDecodingUserInfo: [CodingUserInfoKey: Any] { [:] }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        model.id = inserted.rowID
+    }
+}
+
+struct SQLiteStore: StoreWriter {
+    let db: Database
+
+    func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
+        try request(query).fetchAll(db).map(\.model)
+    }
+
+    func count<M: Model>(_ query: Query<M>) throws -> Int {
+        try request(query.limit(nil)).fetchCount(db)
+    }
+
+    func insert<M: Model>(_ model: inout M) throws {
+        var record = ModelRecord(model)
+        try record.insert(db)
+        model = record.model
+    }
+
+    func update<M: Model>(_ model: M) throws {
+        try ModelRecord(model).update(db)
+    }
+
+    func upsert<M: Model>(_ model: inout M) throws -> UpsertResult {
+        let values = try ModelRecord(model).databaseDictionary
+        let key: [SQLExpression] = M.naturalKey.map { column in
+            let value = values[column] ?? .null
+            return value.isNull ? Column(column) == nil : Column(column) == value
+        }
+        if let existing = try ModelRecord<M>.filter(key.joined(operator: .and)).fetchOne(db) {
+            model.id = existing.model.id
+            model.uuid = existing.model.uuid
+            try update(model)
+            return .updated
+        }
+        try insert(&model)
+        return .inserted
+    }
+
+    func delete<M: Model>(_ query: Query<M>) throws -> Int {
+        try request(query).deleteAll(db)
+    }
+
+    private func request<M: Model>(_ query: Query<M>) -> QueryInterfaceRequest<ModelRecord<M>> {
+        var request = ModelRecord<M>.all()
+        if let predicate = query.predicate {
+            request = request.filter(expression(predicate))
+        }
+        if !query.sorts.isEmpty {
+            request = request.order(
+                query.sorts.map { sort -> any SQLOrderingTerm in
+                    // Field names come from model code, never from users.
+                    let direction = sort.ascending ? "ASC" : "DESC"
+                    return SQL(sql: "\"\(sort.field)\" COLLATE NOCASE \(direction) NULLS LAST")
+                })
+        }
+        if let limit = query.limit {
+            request = request.limit(limit, offset: query.offset)
+        } else if let offset = query.offset {
+            request = request.limit(-1, offset: offset)
+        }
+        return request
+    }
+}
+
+/// Translates a backend-neutral `Predicate` into a GRDB expression.
+func expression(_ predicate: Predicate) -> SQLExpression {
+    switch predicate {
+    case .compare(let name, let comparison, let value):
+        let column = Column(name)
+        let operand = databaseValue(value)
+        switch comparison {
+        case .equal: return operand.isNull ? column == nil : column == operand
+        case .notEqual: return operand.isNull ? column != nil : column != operand
+        case .less: return column < operand
+        case .lessOrEqual: return column <= operand
+        case .greater: return column > operand
+        case .greaterOrEqual: return column >= operand
+        }
+    case .contains(let name, let text):
+        // Unicode case- and accent-insensitive, through the margin_fold function.
+        return SQL("instr(margin_fold(\(Column(name))), margin_fold(\(text))) > 0").sqlExpression
+    case .hasPrefix(let name, let text):
+        return SQL("substr(\(Column(name)), 1, length(\(text))) = \(text)").sqlExpression
+    case .isIn(let name, let values):
+        return values.map(databaseValue).contains(Column(name))
+    case .isNull(let name):
+        return Column(name) == nil
+    case .and(let parts):
+        return parts.map(expression).joined(operator: .and)
+    case .or(let parts):
+        return parts.map(expression).joined(operator: .or)
+    case .not(let inner):
+        return !expression(inner)
+    }
+}
+
+func databaseValue(_ value: StoreValue) -> DatabaseValue {
+    switch value {
+    case .null: return .null
+    case .integer(let int): return int.databaseValue
+    case .real(let double): return double.databaseValue
+    case .text(let text): return text.databaseValue
+    case .date(let date): return date.databaseValue
+    case .uuid(let uuid): return uuid.uuidString.lowercased().databaseValue
+    }
+}
+
+/// Lowercased, accent-free text for case- and accent-insensitive matching.
+func fold(_ text: String) -> String {
+    text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+}

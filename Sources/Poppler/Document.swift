@@ -1,0 +1,60 @@
+import CPoppler
+import Foundation
+
+/// An open PDF document. Owns its `PopplerDocument` and releases it on deinit.
+///
+/// Poppler objects are not thread-safe: use one `Document` per thread.
+public final class Document {
+    let pointer: OpaquePointer
+    /// Number of pages, read once at open.
+    public let pageCount: Int
+
+    /// Opens the PDF at `path`. Throws `PopplerError.passwordRequired` / `.wrongPassword` for
+    /// encrypted files and `.unreadable` when poppler can't parse it.
+    public init(path: String, password: String? = nil) throws {
+        _ = silencePopplerOnce
+        var error: UnsafeMutablePointer<GError>?
+        let uri = takeString(g_filename_to_uri(path, nil, &error))
+        guard let uri else {
+            throw PopplerError.unreadable(takeMessage(error)?.message ?? "bad path \(path)")
+        }
+        guard let document = poppler_document_new_from_file(uri, password, &error) else {
+            let (code, message) = takeMessage(error) ?? (0, "unknown error")
+            if code == Int32(POPPLER_ERROR_ENCRYPTED.rawValue) {
+                throw password == nil ? PopplerError.passwordRequired : PopplerError.wrongPassword
+            }
+            throw PopplerError.unreadable(message)
+        }
+        pointer = document
+        pageCount = Int(poppler_document_get_n_pages(document))
+    }
+
+    deinit {
+        g_object_unref(UnsafeMutableRawPointer(pointer))
+    }
+
+    var document: OpaquePointer { pointer }
+
+    /// The document's /Title, trimmed; nil when absent or blank.
+    public var title: String? { nonBlank(takeString(poppler_document_get_title(document))) }
+
+    /// The document's /Author, trimmed; nil when absent or blank.
+    public var author: String? { nonBlank(takeString(poppler_document_get_author(document))) }
+
+    /// The page with the 1-based `number`; only that page is loaded.
+    public func page(_ number: Int) throws -> Page {
+        guard number >= 1, number <= pageCount,
+            let page = poppler_document_get_page(document, Int32(number - 1))
+        else {
+            throw PopplerError.pageOutOfRange(page: number, count: pageCount)
+        }
+        return Page(pointer: page, number: number, document: self)
+    }
+}
+
+private func nonBlank(_ value: String?) -> String? {
+    guard let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else {
+        return nil
+    }
+    return trimmed
+}

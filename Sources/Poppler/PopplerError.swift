@@ -1,0 +1,32 @@
+import Foundation
+
+/// Errors raised by the Poppler wrapper. Messages say what happened and what to do.
+public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
+    /// The file is encrypted and no password was given.
+    case passwordRequired
+    /// The file is encrypted and the given password does not open it.
+    case wrongPassword
+    /// Poppler could not read the file as a PDF; carries poppler's own message.
+    case unreadable(String)
+    /// A 1-based page number outside `1...count`.
+    case pageOutOfRange(page: Int, count: Int)
+    /// Drawing or writing a page failed.
+    case renderFailed(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .passwordRequired:
+            return "the PDF is encrypted: give its password with --password"
+        case .wrongPassword:
+            return "the PDF is encrypted and the password given does not open it"
+        case .unreadable(let message):
+            return "not a readable PDF: \(message)"
+        case .pageOutOfRange(let page, let count):
+            return count == 1
+                ? "page \(page) is out of range: the book has 1 page"
+                : "page \(page) is out of range: valid pages are 1-\(count)"
+        case .renderFailed(let message):
+            return "could not render the page: \(message)"
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import MarginKit
+
+/// Writing to the terminal: results on stdout, messages on stderr.
+enum Console {
+    static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
+    static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Prints one JSON document on stdout.
+    static func json<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(value)
+        out(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Columns aligned with two spaces; the last column is not padded.
+    static func table(_ header: [String], _ rows: [[String]]) {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        for row in all {
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }
+            out(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    /// A cell: one line, at most `width` characters on a terminal.
+    static func cell(_ text: String?, width: Int = 48) -> String {
+        let flat = (text ?? "-").replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+        guard stdoutIsTTY, flat.count > width else { return flat }
+        return String(flat.prefix(width - 1)) + "…"
+    }
+}
+
+/// "2026-11-21 19:53" in local time.
+func shortDate(_ date: Date?) -> String {
+    guard let date else { return "-" }
+    let formatter = DateFormatter()
+    formatter.dateFormat = "yyyy-MM-dd HH:mm"
+    return formatter.string(from: date)
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import MarginKit
+
+extension Margin {
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add PDFs by URL or path.",
+            discussion: """
+                Each input is downloaded (http, https) or copied (a path or file:// URL) into the \
+                cache while its SHA-256 is computed, checked to be a PDF that poppler opens, and \
+                saved as a book. Title and author come from the PDF unless given; the title falls \
+                back to the file name. The same bytes from another URL are the same book: it is \
+                reported as a duplicate and the URL is recorded as another source.
+
+                Inputs are handled independently: one failure doesn't stop the others, and the \
+                exit status is non-zero if any failed.
+
+                Examples:
+                  margin add https://arxiv.org/pdf/1706.03762 --folder papers/ml --tag attention
+                  margin add ~/Downloads/*.pdf --jobs 8
+                """)
+
+        @Argument(help: ArgumentHelp("URLs (http, https, file) or paths of PDFs.", valueName: "URL|PATH"))
+        var inputs: [String]
+
+        @Option(help: "Title for the new book(s) instead of the PDF's own.")
+        var title: String?
+
+        @Option(help: "Author for the new book(s) instead of the PDF's own.")
+        var author: String?
+
+        @Option(help: ArgumentHelp("Put the book(s) in this folder (e.g. papers/ml).", valueName: "F"))
+        var folder: String?
+
+        @Option(name: .customLong("tag"), help: ArgumentHelp("Tag the book(s); repeat for several tags.", valueName: "T"))
+        var tags: [String] = []
+
+        @Option(help: ArgumentHelp("How many inputs to fetch at once.", valueName: "N"))
+        var jobs = 4
+
+        @Option(help: "Password of an encrypted PDF.")
+        var password: String?
+
+        @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB).", valueName: "SIZE"))
+        var maxSize = "1GiB"
+
+        @OptionGroup var global: GlobalOptions
+
+        func validate() throws {
+            guard !inputs.isEmpty else { throw ValidationError("give at least one URL or path to add") }
+            guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+            guard parseByteSize(maxSize) != nil else {
+                throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB or 2GiB")
+            }
+        }
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            var options = AddOptions()
+            options.title = title
+            options.author = author
+            options.folder = folder
+            options.tags = tags
+            options.password = password
+            options.maxSize = parseByteSize(maxSize) ?? options.maxSize
+            let outcomes = await library.add(inputs, options: options, jobs: jobs)
+            if global.json { try Console.json(outcomes) }
+            for outcome in outcomes {
+                if let info = outcome.book {
+                    guard !global.json else { continue }
+                    let verb = outcome.duplicate ? "already in the library as" : "added"
+                    Console.out("\(verb) \(info.book.id ?? 0)  \(info.book.title) (\(pagesText(info.book.pages)), \(formatBytes(info.book.bytes)))")
+                } else {
+                    Console.error("error: \(outcome.error ?? "unknown error")")
+                }
+            }
+            let failed = outcomes.filter { !$0.ok }.count
+            if failed > 0 {
+                if outcomes.count > 1 { global.note("\(failed) of \(outcomes.count) inputs failed") }
+                throw ExitCode(1)
+            }
+        }
+    }
+}
+
+func pagesText(_ count: Int) -> String {
+    count == 1 ? "1 page" : "\(count) pages"
+}

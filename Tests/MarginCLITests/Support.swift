@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// One test's library: a temporary MARGIN_HOME and a runner for the built binary.
+final class Sandbox: Sendable {
+    let folder = TemporaryFolder()
+    var home: String { folder.path + "/home" }
+    var margin: MarginRunner { MarginRunner(home: home) }
+
+    /// Runs margin and expects success.
+    @discardableResult
+    func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
+        let result = try margin.run(arguments)
+        #expect(result.status == 0, "\(arguments): \(result)", sourceLocation: sourceLocation)
+        return result
+    }
+
+    /// Runs margin and expects one `error:` line and a non-zero exit.
+    @discardableResult
+    func fails(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
+        try fails(arguments, sourceLocation: sourceLocation)
+    }
+
+    @discardableResult
+    func fails(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
+        let result = try margin.run(arguments)
+        #expect(result.status != 0, "\(arguments) should fail: \(result)", sourceLocation: sourceLocation)
+        #expect(result.stderr.hasPrefix("error: "), "\(arguments): \(result)", sourceLocation: sourceLocation)
+        #expect(
+            result.stderr.components(separatedBy: "error: ").count == 2, "exactly one error line: \(result)",
+            sourceLocation: sourceLocation)
+        return result
+    }
+
+    /// `list --json` as objects.
+    func books() throws -> [[String: Any]] {
+        let result = try margin.run(["list", "--json"])
+        return try #require(try result.json() as? [[String: Any]], "\(result)")
+    }
+
+    /// What a user could see change: the books as JSON and the files in the library folder.
+    func snapshot() throws -> String {
+        let listing = try margin.run(["list", "--json"]).stdout
+        let files = folder.files().filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+        return listing + files.joined(separator: "\n")
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    func string(_ key: String) -> String? { self[key] as? String }
+    func int(_ key: String) -> Int? { self[key] as? Int }
+}

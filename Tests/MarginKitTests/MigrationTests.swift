@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import MarginKit
+
+@Suite struct MigrationTests {
+    /// Every database in fixtures/db/ (one per shipped schema version) opens with today's
+    /// margin, is migrated to the latest version, is backed up first, and keeps all its rows.
+    @Test func everyShippedVersionUpgradesWithNothingLost() throws {
+        let folder = Fixtures.root + "/fixtures/db"
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sqlite") }.sorted()
+        #expect(!names.isEmpty, "fixtures/db/ must hold a database per shipped schema version")
+        for name in names {
+            let temp = TemporaryFolder()
+            let path = temp.path + "/library.sqlite"
+            try FileManager.default.copyItem(atPath: folder + "/" + name, toPath: path)
+            let manifest = try expectedCounts(for: folder + "/" + name)
+            let database = try LibraryDatabase(path: path)
+            let status = try database.schemaStatus()
+            #expect(status.version == LibraryDatabase.latestVersion, "\(name)")
+            #expect(status.pending.isEmpty)
+            let counts = try database.repository.read { store in
+                [
+                    "books": try store.count(Query<Book>()), "sources": try store.count(Query<Source>()),
+                    "tags": try store.count(Query<MarginKit.Tag>()),
+                ]
+            }
+            for (table, count) in manifest {
+                #expect(counts[table] == count, "\(name): \(table)")
+            }
+            let books = try database.repository.read { try $0.all(Book.self) }
+            #expect(books.allSatisfy { $0.sha256.count == 64 && !$0.title.isEmpty }, "\(name)")
+            if name != "v\(LibraryDatabase.latestVersion).sqlite" {
+                #expect(database.backupPath != nil, "\(name): a copy is kept before migrating")
+            }
+        }
+    }
+
+    /// `vN.sqlite.json` beside each fixture says how many rows each table must keep.
+    func expectedCounts(for path: String) throws -> [String: Int] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path + ".json"))
+        return try JSONDecoder().decode([String: Int].self, from: data)
+    }
+
+    @Test func aDatabaseFromANewerMarginIsRefusedAndUntouched() throws {
+        let temp = TemporaryFolder()
+        let path = temp.path + "/library.sqlite"
+        _ = try LibraryDatabase(path: path)
+        // Pretend a future margin applied a migration this build doesn't know.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path, "INSERT INTO grdb_migrations VALUES ('v99-future')"]
+        try process.run()
+        process.waitUntilExit()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path)).hashValue
+        #expect(throws: StoreError.self) { try LibraryDatabase(path: path) }
+        let after = try Data(contentsOf: URL(fileURLWithPath: path)).hashValue
+        #expect(before == after, "the newer database's bytes are untouched")
+        #expect(!FileManager.default.fileExists(atPath: path + ".bak-1"))
+    }
+
+    @Test func freshDatabaseIsAtTheLatestVersionAndUserOnly() throws {
+        let temp = TemporaryFolder()
+        let path = temp.path + "/library.sqlite"
+        let database = try LibraryDatabase(path: path)
+        #expect(try database.schemaStatus().version == LibraryDatabase.latestVersion)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        #expect(database.backupPath == nil)
+    }
+}

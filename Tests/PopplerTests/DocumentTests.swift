@@ -1,0 +1,70 @@
+import Foundation
+import Poppler
+import Testing
+import TestSupport
+
+@Suite struct DocumentTests {
+    @Test func readsMetadataAndPageCount() throws {
+        // A user would see the wrong title, author or page count for every added book.
+        let document = try Document(path: Fixtures.pdf("sample.pdf"))
+        #expect(document.pageCount == 3)
+        #expect(document.title == "A Sample Paper")
+        #expect(document.author == "Ada Lovelace")
+    }
+
+    @Test func missingMetadataIsNil() throws {
+        let document = try Document(path: Fixtures.pdf("untitled-notes.pdf"))
+        #expect(document.title == nil)
+        #expect(document.author == nil)
+        #expect(document.pageCount == 1)
+    }
+
+    @Test func extractsPageText() throws {
+        let document = try Document(path: Fixtures.pdf("sample.pdf"))
+        let page = try document.page(2)
+        #expect(page.number == 2)
+        #expect(page.text.contains("An inverted index maps each word"))
+        #expect(!page.text.contains("Zebra"))
+        let size = page.size
+        #expect(size.width == 612 && size.height == 792)
+    }
+
+    @Test func pageOutOfRangeSaysTheValidRange() throws {
+        let document = try Document(path: Fixtures.pdf("sample.pdf"))
+        #expect(throws: PopplerError.pageOutOfRange(page: 4, count: 3)) { try document.page(4) }
+        #expect(throws: PopplerError.pageOutOfRange(page: 0, count: 3)) { try document.page(0) }
+        #expect(PopplerError.pageOutOfRange(page: 4, count: 3).localizedDescription.contains("1-3"))
+    }
+
+    @Test func encryptedNeedsTheRightPassword() throws {
+        let path = Fixtures.pdf("encrypted.pdf")
+        #expect(throws: PopplerError.passwordRequired) { try Document(path: path) }
+        #expect(throws: PopplerError.wrongPassword) { try Document(path: path, password: "nope") }
+        let document = try Document(path: path, password: "secret")
+        #expect(document.pageCount == 2)
+        #expect(try document.page(1).text.contains("Herons"))
+    }
+
+    @Test func garbageIsUnreadableNotACrash() throws {
+        #expect(throws: PopplerError.self) { try Document(path: Fixtures.pdf("not-a-pdf.html")) }
+        #expect(throws: PopplerError.self) { try Document(path: "/nonexistent/file.pdf") }
+    }
+
+    @Test func corpusEncryptedFilesOpenWithTheirPasswords() throws {
+        guard let corpus = Fixtures.corpus else {
+            print("skipped: ../shared/corpus is absent")
+            return
+        }
+        let cases: [(String, String)] = [
+            ("broken/pypdf__encrypted-file.pdf", "test"),
+            ("broken/pdfminer__aes-256.pdf", "baz"),
+            ("broken/enc-R2,V1,U=view,O=master.pdf", "view"),
+            ("broken/Gday garçon - open.pdf", "garçon"),
+        ]
+        for (name, password) in cases {
+            let path = corpus + "/" + name
+            let document = try Document(path: path, password: password)
+            #expect(document.pageCount >= 1, "\(name)")
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// What one run of the `margin` binary did.
+public struct RunResult: Sendable, CustomStringConvertible {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+
+    public var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
+
+    /// stdout parsed as JSON.
+    public func json() throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed])
+    }
+
+    /// The non-empty lines of stderr.
+    public var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+}
+
+/// Runs the built `margin` binary against one library folder.
+public struct MarginRunner: Sendable {
+    public let home: String
+
+    public init(home: String) { self.home = home }
+
+    /// The `margin` binary SwiftPM built next to the test bundle.
+    public static let binary: String = {
+        if let path = ProcessInfo.processInfo.environment["MARGIN_BIN"] { return path }
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // The test runner lives in .build/<triple>/debug/ (possibly inside a .xctest bundle).
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            let candidate = url.appendingPathComponent("margin").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return Fixtures.root + "/.build/debug/margin"
+    }()
+
+    /// Runs `margin ARGS` with `MARGIN_HOME` set to this runner's folder.
+    @discardableResult
+    public func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], cwd: String? = nil) throws -> RunResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["MARGIN_HOME"] = home
+        env["HOME"] = home + "/user-home"
+        env.removeValue(forKey: "XDG_DATA_HOME")
+        env.removeValue(forKey: "XDG_CACHE_HOME")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+        // Read both pipes concurrently so a large output can't block the child.
+        let errData = LockedData()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            errData.set(err.fileHandleForReading.readDataToEndOfFile())
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return RunResult(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData.get(), as: UTF8.self))
+    }
+
+    public func run(_ arguments: String...) throws -> RunResult { try run(arguments) }
+}
+
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
+    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Paths to the project's fixtures and the shared corpus.
+public enum Fixtures {
+    /// The project root (the folder holding Package.swift).
+    public static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+                return url.path
+            }
+        }
+        return FileManager.default.currentDirectoryPath
+    }()
+
+    /// `fixtures/pdf/NAME`.
+    public static func pdf(_ name: String) -> String { root + "/fixtures/pdf/" + name }
+
+    /// `../shared/corpus`, or nil when it is absent (tests that need it then skip).
+    public static var corpus: String? {
+        let path = (root as NSString).deletingLastPathComponent + "/shared/corpus"
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    public static func bytes(_ path: String) -> [UInt8] {
+        Array(FileManager.default.contents(atPath: path) ?? Data())
+    }
+}
+
+/// A fresh temporary folder, removed when the value is released.
+public final class TemporaryFolder: Sendable {
+    public let path: String
+
+    public init() {
+        path = NSTemporaryDirectory() + "margin-test-" + UUID().uuidString.prefix(8).lowercased()
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Every file below the folder, relative paths, sorted.
+    public func files() -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: path)
+        var result = [String]()
+        while let next = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: path + "/" + next, isDirectory: &isDirectory)
+            if !isDirectory.boolValue { result.append(next) }
+        }
+        return result.sorted()
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Margin needs, non-interactively, only if some are missing.
+#   scripts/install-deps.sh          build and run: poppler-glib, SQLite, pkg-config
+#   scripts/install-deps.sh --test   also what the tests and benchmarks compare with
+set -euo pipefail
+packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
+if [ "${1:-}" = "--test" ]; then
+    packages+=(poppler-utils pdfgrep qpdf python3)
+fi
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "error: swift is not on PATH (Swift 6 toolchain needed)" >&2; exit 1; }

@@ -46,6 +46,7 @@ let package = Package(
             name: "margin",
             dependencies: [
                 "MarginKit",
+                "Poppler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

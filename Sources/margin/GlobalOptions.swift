@@ -7,7 +7,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Keep the library in DIR (wins over $MARGIN_HOME).", valueName: "DIR"))
     var library: String?
 
-    @Flag(name: .long, help: "No progress or chatter on stderr.")
+    @Flag(name: [.customShort("q"), .long], help: "No progress or chatter on stderr.")
     var quiet = false
 
     @Flag(name: .long, help: "Print exactly one JSON document on stdout.")

@@ -19,7 +19,7 @@ struct Margin: AsyncParsableCommand {
         version: MarginVersion.current,
         subcommands: [
             Add.self, List.self, Show.self, Recent.self, Edit.self, Remove.self, PathCommand.self,
-            DB.self,
+            Reindex.self, Text.self, Search.self, Render.self, DB.self,
         ]
     )
 

@@ -5,6 +5,8 @@ public struct RunResult: Sendable, CustomStringConvertible {
     public var status: Int32
     public var stdout: String
     public var stderr: String
+    /// stdout as bytes, for binary output.
+    public var stdoutData = Data()
 
     public var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
 
@@ -72,7 +74,7 @@ public struct MarginRunner: Sendable {
         process.waitUntilExit()
         return RunResult(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData.get(), as: UTF8.self))
+            stderr: String(decoding: errData.get(), as: UTF8.self), stdoutData: outData)
     }
 
     public func run(_ arguments: String...) throws -> RunResult { try run(arguments) }

@@ -132,6 +132,14 @@ extension Library {
         let facts = try checkPDF(
             head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path,
             password: options.password, input: input)
+        // Index before the write: a book that can't be indexed is not added at all.
+        let known = try repository.read { store in
+            try store.first(Query<Book>().filter(Book.Fields.sha256 == staged.sha256))
+        }
+        let extracted: ExtractedText? =
+            known?.indexedAt != nil
+            ? nil
+            : try TextExtractor.extract(path: staged.path, password: options.password ?? known?.password, pageCount: facts.pages)
         let placedNew = try store.place(staged.path, sha256: staged.sha256)
         do {
             return try repository.write { store in
@@ -145,6 +153,9 @@ extension Library {
                         existing.password = password
                         try store.update(existing)
                     }
+                    if existing.indexedAt == nil, let extracted {
+                        try storeText(extracted, for: &existing, store, now: now)
+                    }
                     return (try info(existing, store), true)
                 }
                 var book = Book(
@@ -154,6 +165,7 @@ extension Library {
                     pages: facts.pages, bytes: staged.bytes, folder: nonEmpty(options.folder),
                     password: options.password, now: now)
                 try store.insert(&book)
+                if let extracted { try storeText(extracted, for: &book, store, now: now) }
                 var source = Source(bookId: book.id ?? 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
                 try store.insert(&source)
                 try addTags(options.tags, to: book.id ?? 0, store, now: now)

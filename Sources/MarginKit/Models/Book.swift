@@ -21,6 +21,10 @@ public struct Book: Model, Equatable {
     public var addedAt: Date
     public var updatedAt: Date
     public var openedAt: Date?
+    /// Pages with no text layer (scans), counted when the book was indexed.
+    public var textlessPages: Int = 0
+    /// When the page text was indexed; nil for a book not indexed yet.
+    public var indexedAt: Date?
 
     public init(
         sha256: String, title: String, author: String?, pages: Int, bytes: Int64,
@@ -46,6 +50,7 @@ public struct Book: Model, Equatable {
         public static let folder = Field<Book, String?>("folder")
         public static let addedAt = Field<Book, Date>("addedAt")
         public static let openedAt = Field<Book, Date?>("openedAt")
+        public static let indexedAt = Field<Book, Date?>("indexedAt")
     }
 }
 
@@ -101,5 +106,38 @@ public struct Tag: Model, Equatable {
     public enum Fields {
         public static let bookId = Field<Tag, Int64>("bookId")
         public static let name = Field<Tag, String>("name")
+    }
+}
+
+/// The text of one page of a book, as poppler extracts it, and its folded form for the index.
+public struct PageText: Model, Equatable {
+    public static let entity = "page"
+    public static let naturalKey = ["bookId", "number"]
+
+    public var id: Int64?
+    /// Pages have no identity of their own beyond (book, number); the UUID is not stored.
+    public var uuid: UUID {
+        get { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+        set {}
+    }
+    public var bookId: Int64
+    /// 1-based.
+    public var number: Int
+    public var text: String
+    /// Folded text (see `SearchableText`), what the full-text index holds.
+    public var norm: String
+
+    enum CodingKeys: String, CodingKey { case id, bookId, number, text, norm }
+
+    public init(bookId: Int64, number: Int, text: String) {
+        self.bookId = bookId
+        self.number = number
+        self.text = text
+        self.norm = SearchableText(text).foldedString
+    }
+
+    public enum Fields {
+        public static let bookId = Field<PageText, Int64>("bookId")
+        public static let number = Field<PageText, Int>("number")
     }
 }

@@ -11,7 +11,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, uuid, title, author, pages, sha256, bytes, sources, folder, tags, memo
-        case addedAt, updatedAt, openedAt, cached, file, encrypted
+        case addedAt, updatedAt, openedAt, cached, file, encrypted, textlessPages, indexed
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -33,6 +33,8 @@ public struct BookInfo: Sendable, Encodable, Equatable {
         try container.encode(cached, forKey: .cached)
         try container.encode(file, forKey: .file)
         try container.encode(book.password != nil, forKey: .encrypted)
+        try container.encode(book.textlessPages, forKey: .textlessPages)
+        try container.encode(book.indexedAt != nil, forKey: .indexed)
     }
 }
 

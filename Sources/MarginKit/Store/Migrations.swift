@@ -11,7 +11,8 @@ enum Schema {
     static var identifiers: [String] { migrations.map(\.id) }
 
     static let migrations: [(id: String, migrate: @Sendable (Database) throws -> Void)] = [
-        ("v1-books", v1Books)
+        ("v1-books", v1Books),
+        ("v2-page-text", v2PageText),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -66,6 +67,39 @@ enum Schema {
                     UNIQUE(bookId, name)
                 );
                 CREATE INDEX tag_name ON tag(name);
+                """)
+    }
+
+    /// v2: the text of every page and a trigram full-text index over its folded form.
+    /// Books that existed before have `indexedAt` NULL and are indexed on first use.
+    private static func v2PageText(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE book ADD COLUMN textlessPages INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE book ADD COLUMN indexedAt DATETIME;
+
+                CREATE TABLE page (
+                    id INTEGER PRIMARY KEY,
+                    bookId INTEGER NOT NULL REFERENCES book(id) ON DELETE CASCADE,
+                    number INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    norm TEXT NOT NULL,
+                    UNIQUE(bookId, number)
+                );
+
+                CREATE VIRTUAL TABLE page_fts USING fts5(
+                    norm, bookId UNINDEXED, content='page', content_rowid='id', tokenize='trigram'
+                );
+                CREATE TRIGGER page_fts_insert AFTER INSERT ON page BEGIN
+                    INSERT INTO page_fts(rowid, norm, bookId) VALUES (new.id, new.norm, new.bookId);
+                END;
+                CREATE TRIGGER page_fts_delete AFTER DELETE ON page BEGIN
+                    INSERT INTO page_fts(page_fts, rowid, norm, bookId) VALUES ('delete', old.id, old.norm, old.bookId);
+                END;
+                CREATE TRIGGER page_fts_update AFTER UPDATE ON page BEGIN
+                    INSERT INTO page_fts(page_fts, rowid, norm, bookId) VALUES ('delete', old.id, old.norm, old.bookId);
+                    INSERT INTO page_fts(rowid, norm, bookId) VALUES (new.id, new.norm, new.bookId);
+                END;
                 """)
     }
 }

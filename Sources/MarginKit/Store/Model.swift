@@ -23,6 +23,12 @@ public enum UpsertResult: Sendable, Equatable {
 public protocol StoreReader {
     func fetch<M: Model>(_ query: Query<M>) throws -> [M]
     func count<M: Model>(_ query: Query<M>) throws -> Int
+    /// Pages whose folded text contains every folded term, best match first (the full-text
+    /// index), passed to `visit` until it returns false. Candidates only: a term the index can't
+    /// answer may not hold on every page given.
+    func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws
+    /// Every page (of one book, or all), in book and page order, until `visit` returns false.
+    func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws
 }
 
 /// Write access to the store, valid only inside `Repository.write`: everything done through one

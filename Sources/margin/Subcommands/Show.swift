@@ -22,7 +22,7 @@ extension Margin {
                 ("id", String(book.id ?? 0)),
                 ("title", book.title),
                 ("author", book.author ?? "-"),
-                ("pages", String(book.pages)),
+                ("pages", String(book.pages) + (book.textlessPages > 0 ? " (\(book.textlessPages) without a text layer: not searchable)" : "")),
                 ("size", "\(formatBytes(book.bytes)) (\(book.bytes) bytes)"),
                 ("sha256", book.sha256),
                 ("folder", book.folder ?? "-"),

@@ -1,0 +1,93 @@
+import Foundation
+import Poppler
+
+/// What `render` should make.
+public struct RenderRequest: Sendable {
+    public var page: Int
+    public var format: RenderFormat = .png
+    /// Dots per inch for PNG (ignored when `width` or `height` is given).
+    public var dpi: Double = 150
+    /// Fit the image into this many pixels wide and/or high, keeping the aspect ratio.
+    public var width: Int?
+    public var height: Int?
+    /// Draw the book's highlights and bookmarks on the page.
+    public var annotations = false
+
+    public init(page: Int) {
+        self.page = page
+    }
+
+    /// The largest DPI rendered; more is capped (and said).
+    public static let maxDPI: Double = 1200
+    /// The largest side of a PNG, in pixels.
+    public static let maxPixels = 10000
+}
+
+/// What `render` made.
+public struct RenderResult: Sendable, Encodable {
+    public var file: String
+    public var page: Int
+    public var format: String
+    public var dpi: Double
+    public var width: Int
+    public var height: Int
+    /// Things the user should know (a capped DPI).
+    public var notes: [String]
+}
+
+extension Library {
+    /// The default output name: `<title-slug>-p<N>.<format>`.
+    public func defaultRenderName(_ book: Book, _ request: RenderRequest) -> String {
+        "\(slug(book.title))-p\(request.page).\(request.format.rawValue)"
+    }
+
+    /// Renders one page to `output` (written atomically; an existing file needs `force`).
+    /// Only that page is loaded, however long the book.
+    public func render(_ book: Book, _ request: RenderRequest, to output: String, force: Bool) async throws -> RenderResult {
+        guard request.page >= 1, request.page <= book.pages else {
+            throw PopplerError.pageOutOfRange(page: request.page, count: book.pages)
+        }
+        let path = try await ensureCached(book)
+        let document: Document
+        do {
+            document = try Document(path: path, password: book.password)
+        } catch let error as PopplerError {
+            throw MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
+        }
+        let page = try document.page(request.page)
+        var notes = [String]()
+        var dpi = request.dpi
+        let (pointsWide, pointsHigh) = page.size
+        if request.width != nil || request.height != nil {
+            let scales = [request.width.map { Double($0) / pointsWide }, request.height.map { Double($0) / pointsHigh }]
+            dpi = (scales.compactMap { $0 }.min() ?? 1) * 72
+        }
+        if dpi > RenderRequest.maxDPI {
+            notes.append("capped the resolution at \(Int(RenderRequest.maxDPI)) dpi (asked for \(Int(dpi)))")
+            dpi = RenderRequest.maxDPI
+        }
+        let largest = max(pointsWide, pointsHigh) * dpi / 72
+        if request.format == .png, largest > Double(RenderRequest.maxPixels) {
+            let capped = Double(RenderRequest.maxPixels) * 72 / max(pointsWide, pointsHigh)
+            notes.append("capped the resolution at \(Int(capped)) dpi to stay within \(RenderRequest.maxPixels) pixels a side")
+            dpi = capped
+        }
+        let overlays = request.annotations ? try overlays(for: book, page: request.page) : []
+        let written = try writeAtomically(to: output, force: force) { temporary in
+            try page.render(to: temporary, format: request.format, dpi: dpi, overlays: overlays)
+        }
+        try touch(book)
+        let pixels: (width: Int, height: Int) =
+            request.format == .png
+            ? page.pixelSize(dpi: dpi) : (Int(pointsWide.rounded(.up)), Int(pointsHigh.rounded(.up)))
+        return RenderResult(
+            file: written, page: request.page, format: request.format.rawValue, dpi: dpi, width: pixels.width,
+            height: pixels.height, notes: notes)
+    }
+
+    /// The marks `render --annotations` draws on a page. Books carry no page annotations yet,
+    /// so there is nothing to draw until highlights and bookmarks exist.
+    func overlays(for book: Book, page: Int) throws -> [Overlay] {
+        []
+    }
+}

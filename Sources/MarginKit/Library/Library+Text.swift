@@ -1,0 +1,94 @@
+import Foundation
+import Poppler
+
+/// One page's text for `margin text`.
+public struct PageTextOutput: Sendable, Encodable {
+    public var page: Int
+    public var text: String
+}
+
+extension Library {
+    /// Stores the extracted pages of a book (replacing any it had) and marks it indexed.
+    func storeText(_ extracted: ExtractedText, for book: inout Book, _ store: any StoreWriter, now: Date) throws {
+        let id = book.id ?? 0
+        try store.delete(Query<PageText>().filter(PageText.Fields.bookId == id))
+        for var page in extracted.pages {
+            page.bookId = id
+            try store.insert(&page)
+        }
+        book.textlessPages = extracted.textless
+        book.indexedAt = now
+        try store.update(book)
+    }
+
+    /// Re-extracts and re-indexes the text of the given books (all when empty). `progress` is
+    /// called after each book with (done, total).
+    public func reindex(_ books: [Book], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [Book] {
+        let targets = books.isEmpty ? try allBooks() : books
+        var done = [Book]()
+        for (index, book) in targets.enumerated() {
+            let path = try await ensureCached(book)
+            let extracted = try TextExtractor.extract(path: path, password: book.password, pageCount: book.pages)
+            let updated = try repository.write { store -> Book in
+                guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
+                try storeText(extracted, for: &current, store, now: Date())
+                return current
+            }
+            done.append(updated)
+            progress?(index + 1, targets.count)
+        }
+        return done
+    }
+
+    /// Books whose text is not indexed yet (added by an older margin, or interrupted).
+    public func unindexedBooks() throws -> [Book] {
+        try repository.read { store in
+            try store.fetch(Query<Book>().filter(Book.Fields.indexedAt.isNull).sorted(by: Book.Fields.id.ascending))
+        }
+    }
+
+    /// Indexes every book that isn't yet.
+    public func ensureIndexed(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws {
+        let pending = try unindexedBooks()
+        if !pending.isEmpty { _ = try await reindex(pending, progress: progress) }
+    }
+
+    /// The text of the given 1-based pages (all when `pages` is nil), from the index.
+    public func text(of book: Book, pages: [Int]?) async throws -> [PageTextOutput] {
+        if let bad = pages?.first(where: { $0 < 1 || $0 > book.pages }) {
+            throw PopplerError.pageOutOfRange(page: bad, count: book.pages)
+        }
+        var current = book
+        if book.indexedAt == nil, let updated = try await reindex([book]).first { current = updated }
+        let id = current.id ?? -1
+        let stored = try repository.read { store in
+            try store.fetch(Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
+        }
+        let byNumber = Dictionary(stored.map { ($0.number, $0.text) }, uniquingKeysWith: { first, _ in first })
+        return (pages ?? Array(1...max(1, current.pages))).map { PageTextOutput(page: $0, text: byNumber[$0] ?? "") }
+    }
+}
+
+/// Parses `--pages`: `N`, `A-B`, or a comma list of those, 1-based; ranges must go forward and
+/// stay within `1...count`.
+public func parsePages(_ text: String, count: Int) throws -> [Int] {
+    var pages = [Int]()
+    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+        let piece = part.trimmingCharacters(in: .whitespaces)
+        let bounds = piece.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map {
+            Int($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard !piece.isEmpty, bounds.allSatisfy({ $0 != nil }), let first = bounds.first ?? nil else {
+            throw MarginError.invalidArgument("'\(text)' is not a page list: write N, A-B or a comma list such as 1,3-5")
+        }
+        let last = bounds.count == 2 ? (bounds[1] ?? first) : first
+        guard first <= last else {
+            throw MarginError.invalidArgument("the page range \(first)-\(last) goes backwards; write \(last)-\(first)")
+        }
+        for page in [first, last] where page < 1 || page > count {
+            throw PopplerError.pageOutOfRange(page: page, count: count)
+        }
+        pages += Array(first...last)
+    }
+    return pages
+}

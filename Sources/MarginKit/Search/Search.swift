@@ -1,0 +1,227 @@
+import Foundation
+
+/// How `search` matches.
+public struct SearchOptions: Sendable {
+    /// Only this book.
+    public var bookId: Int64?
+    /// QUERY is one ICU regular expression, matched against each page's text.
+    public var regex = false
+    /// Case and accents must match exactly.
+    public var caseSensitive = false
+    /// Terms must stand as whole words.
+    public var wholeWord = false
+    /// Search annotations (highlight texts, notes, memos) instead of page text.
+    public var annotations = false
+    /// At most this many hits; 0 for all.
+    public var limit = 50
+
+    public init() {}
+}
+
+/// One page that matches: the contract's search hit.
+public struct SearchHit: Sendable, Encodable, Equatable {
+    public var book: Int64
+    public var title: String
+    /// 1-based; nil for an annotation on the whole book.
+    public var page: Int?
+    /// Text around the first match, plain.
+    public var snippet: String
+    /// The same snippet with the match between `SearchHit.markOpen` and `SearchHit.markClose`.
+    public var marked: String
+    /// How many times the first term occurs on the page.
+    public var matches: Int
+    /// For annotation hits: what matched ("memo", "highlight", "note").
+    public var kind: String?
+
+    public static let markOpen = "\u{1}"
+    public static let markClose = "\u{2}"
+
+    enum CodingKeys: String, CodingKey { case book, title, page, snippet, matches, kind }
+
+    init(book: Int64, title: String, page: Int?, marked: String, matches: Int, kind: String? = nil) {
+        self.book = book
+        self.title = title
+        self.page = page
+        self.marked = marked
+        self.snippet = marked.replacingOccurrences(of: Self.markOpen, with: "").replacingOccurrences(of: Self.markClose, with: "")
+        self.matches = matches
+        self.kind = kind
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(book, forKey: .book)
+        try container.encode(title, forKey: .title)
+        try container.encode(page, forKey: .page)
+        try container.encode(snippet, forKey: .snippet)
+        try container.encode(matches, forKey: .matches)
+        try container.encodeIfPresent(kind, forKey: .kind)
+    }
+}
+
+/// What a search found, and what it could not look at.
+public struct SearchResults: Sendable {
+    public var hits: [SearchHit]
+    /// Searched books with pages that have no text layer: (title, pages).
+    public var textless: [(title: String, pages: Int)]
+}
+
+/// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end).
+public func parseQuery(_ query: String) -> [String] {
+    var terms = [String]()
+    var current = ""
+    var quoted = false
+    for character in query {
+        if character == "\"" {
+            if !current.trimmingCharacters(in: .whitespaces).isEmpty { terms.append(current) }
+            current = ""
+            quoted.toggle()
+        } else if !quoted && character.isWhitespace {
+            if !current.isEmpty { terms.append(current) }
+            current = ""
+        } else {
+            current.append(character)
+        }
+    }
+    if !current.trimmingCharacters(in: .whitespaces).isEmpty { terms.append(current) }
+    return terms.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+}
+
+extension Library {
+    /// Searches page text (or annotations). Candidates come from the full-text index; every hit
+    /// is then checked against the stored page text, so results equal a scan.
+    public func search(_ query: String, options: SearchOptions) throws -> SearchResults {
+        guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw MarginError.invalidArgument("the search query is empty; give a word, a \"quoted phrase\" or (with --regex) a pattern")
+        }
+        if options.annotations { return SearchResults(hits: try searchAnnotations(query, options: options), textless: []) }
+        return try repository.read { store in
+            let books = try store.fetch(
+                options.bookId.map { Query<Book>().filter(Book.Fields.id == $0) } ?? Query<Book>())
+            let titles = Dictionary(books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
+            let hits = options.regex
+                ? try regexHits(query, options: options, titles: titles, store)
+                : try termHits(query, options: options, titles: titles, store)
+            let textless = books.filter { $0.textlessPages > 0 }.map { ($0.title, $0.textlessPages) }
+            return SearchResults(hits: hits, textless: textless)
+        }
+    }
+
+    private func termHits(_ query: String, options: SearchOptions, titles: [Int64: String], _ store: any StoreReader) throws -> [SearchHit] {
+        let terms = parseQuery(query)
+        let folded = terms.map(foldedTerm)
+        let cased = terms.map(casedTerm)
+        var hits = [SearchHit]()
+        let indexTerms = folded.map { term -> String in
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: term)
+            return String(view)
+        }
+        try store.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
+            let text = SearchableText(page.text)
+            var first: [Range<Int>] = []
+            for index in terms.indices {
+                let ranges = options.caseSensitive
+                    ? text.casedMatches(cased[index], wholeWord: options.wholeWord)
+                    : text.foldedMatches(folded[index], wholeWord: options.wholeWord)
+                if ranges.isEmpty { return true }
+                if index == 0 { first = ranges }
+            }
+            let marked = text.snippet(around: first[0], open: SearchHit.markOpen, close: SearchHit.markClose)
+            hits.append(SearchHit(book: page.bookId, title: titles[page.bookId] ?? "", page: page.number, marked: marked, matches: first.count))
+            return options.limit == 0 || hits.count < options.limit
+        }
+        return hits
+    }
+
+    private func regexHits(_ query: String, options: SearchOptions, titles: [Int64: String], _ store: any StoreReader) throws -> [SearchHit] {
+        let expression = try compileRegex(query, options: options)
+        var hits = [SearchHit]()
+        try store.scanPages(bookId: options.bookId) { page in
+            let text = page.text as NSString
+            let matches = expression.matches(in: page.text, range: NSRange(location: 0, length: text.length))
+            guard let first = matches.first(where: { $0.range.length > 0 }) ?? matches.first else { return true }
+            let marked = regexSnippet(text, match: first.range)
+            hits.append(SearchHit(book: page.bookId, title: titles[page.bookId] ?? "", page: page.number, marked: marked, matches: matches.count))
+            return options.limit == 0 || hits.count < options.limit
+        }
+        return hits
+    }
+
+    /// Searches the notes people left: for now, the memo on each book.
+    func searchAnnotations(_ query: String, options: SearchOptions) throws -> [SearchHit] {
+        let terms = parseQuery(query).map(foldedTerm)
+        let books = try repository.read { store in
+            try store.fetch(
+                (options.bookId.map { Query<Book>().filter(Book.Fields.id == $0) } ?? Query<Book>())
+                    .sorted(by: Book.Fields.id.ascending))
+        }
+        var hits = [SearchHit]()
+        for book in books {
+            guard let memo = book.memo else { continue }
+            let text = SearchableText(memo)
+            let ranges = terms.map { text.foldedMatches($0, wholeWord: options.wholeWord) }
+            guard let first = ranges.first?.first, ranges.allSatisfy({ !$0.isEmpty }) else { continue }
+            hits.append(
+                SearchHit(
+                    book: book.id ?? 0, title: book.title, page: nil,
+                    marked: text.snippet(around: first, open: SearchHit.markOpen, close: SearchHit.markClose),
+                    matches: ranges[0].count, kind: "memo"))
+            if options.limit > 0 && hits.count >= options.limit { break }
+        }
+        return hits
+    }
+}
+
+func compileRegex(_ pattern: String, options: SearchOptions) throws -> NSRegularExpression {
+    let source = options.wholeWord ? "\\b(?:\(pattern))\\b" : pattern
+    do {
+        return try NSRegularExpression(pattern: source, options: options.caseSensitive ? [] : [.caseInsensitive])
+    } catch {
+        throw MarginError.invalidArgument("invalid regular expression '\(pattern)': \(describeRegexError(pattern))")
+    }
+}
+
+/// ICU's errors don't say where; find the first problem we can name.
+private func describeRegexError(_ pattern: String) -> String {
+    var depth = 0
+    var escaped = false
+    var inClass = false
+    for character in pattern {
+        if escaped { escaped = false; continue }
+        switch character {
+        case "\\": escaped = true
+        case "[" where !inClass: inClass = true
+        case "]" where inClass: inClass = false
+        case "(" where !inClass: depth += 1
+        case ")" where !inClass:
+            depth -= 1
+            if depth < 0 { return "an unmatched ')'" }
+        default: break
+        }
+    }
+    if escaped { return "it ends with a lone backslash" }
+    if inClass { return "an unclosed '[' character class" }
+    if depth > 0 { return "an unclosed '(' group" }
+    if let first = pattern.first, "*+?{".contains(first) { return "'\(first)' has nothing to repeat" }
+    return "ICU cannot compile it (check quantifiers and escapes)"
+}
+
+/// About 60 characters either side of a regex match, white space collapsed, the match marked.
+private func regexSnippet(_ text: NSString, match: NSRange) -> String {
+    let start = max(0, match.location - 60)
+    let end = min(text.length, match.location + match.length + 60)
+    let isSpace = { (offset: Int) -> Bool in
+        offset >= 0 && offset < text.length
+            && CharacterSet.whitespacesAndNewlines.contains(Unicode.Scalar(text.character(at: offset)) ?? "x")
+    }
+    func flat(_ from: Int, _ to: Int) -> String {
+        text.substring(with: NSRange(location: from, length: max(0, to - from)))
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+    let before = flat(start, match.location)
+    let after = flat(match.location + match.length, end)
+    return (start > 0 ? "…" : "") + before + (isSpace(match.location - 1) && !before.isEmpty ? " " : "")
+        + SearchHit.markOpen + flat(match.location, match.location + match.length) + SearchHit.markClose
+        + (isSpace(match.location + match.length) && !after.isEmpty ? " " : "") + after + (end < text.length ? "…" : "")
+}

@@ -1,0 +1,192 @@
+import Foundation
+
+/// A page's text prepared for matching: words hyphenated across a line end are joined, runs of
+/// white space become one space, and a folded copy (lowercase, no accents, compatibility forms
+/// such as ligatures expanded) remembers where each of its characters came from.
+///
+/// The folded string is what the full-text index holds (`page.norm`), so index candidates and
+/// the checks made here agree by construction.
+struct SearchableText {
+    /// The joined, space-collapsed text with its case and accents.
+    let cased: [Unicode.Scalar]
+    /// The folded text.
+    let folded: [Unicode.Scalar]
+    /// For each folded scalar, the index of the cased scalar it came from.
+    let origin: [Int32]
+
+    init(_ text: String) {
+        var cased = [Unicode.Scalar]()
+        var folded = [Unicode.Scalar]()
+        var origin = [Int32]()
+        cased.reserveCapacity(text.unicodeScalars.count)
+        folded.reserveCapacity(text.unicodeScalars.count)
+        origin.reserveCapacity(text.unicodeScalars.count)
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        var pendingSpace = false
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if isHyphen(scalar), let next = joinedLineBreak(scalars, after: index), let last = cased.last, isLetter(last),
+                next < scalars.count, isLetter(scalars[next])
+            {
+                // "in-\ndex" reads "index".
+                index = next
+                continue
+            }
+            if isSpace(scalar) {
+                pendingSpace = !cased.isEmpty
+                index += 1
+                continue
+            }
+            if pendingSpace {
+                cased.append(" ")
+                folded.append(" ")
+                origin.append(Int32(cased.count - 1))
+                pendingSpace = false
+            }
+            cased.append(scalar)
+            let position = Int32(cased.count - 1)
+            for foldedScalar in fold(scalar) {
+                folded.append(foldedScalar)
+                origin.append(position)
+            }
+            index += 1
+        }
+        self.cased = cased
+        self.folded = folded
+        self.origin = origin
+    }
+
+    /// The folded text as a string, for the index.
+    var foldedString: String {
+        var result = String.UnicodeScalarView()
+        result.append(contentsOf: folded)
+        return String(result)
+    }
+
+    /// Ranges (in `cased`) where the folded `term` occurs.
+    func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
+        occurrences(of: term, in: folded, wholeWord: wholeWord).map { range in
+            Int(origin[range.lowerBound])..<(Int(origin[range.upperBound - 1]) + 1)
+        }
+    }
+
+    /// Ranges (in `cased`) where `term` occurs exactly (case and accents as given).
+    func casedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
+        occurrences(of: term, in: cased, wholeWord: wholeWord)
+    }
+
+    /// About `width` scalars of context around `range`, cut at spaces, with the match between
+    /// `open` and `close`.
+    func snippet(around range: Range<Int>, width: Int = 60, open: String, close: String) -> String {
+        var start = max(0, range.lowerBound - width)
+        var end = min(cased.count, range.upperBound + width)
+        if start > 0, let space = cased[start..<range.lowerBound].firstIndex(of: " ") { start = space + 1 }
+        if end < cased.count, let space = cased[range.upperBound..<end].lastIndex(of: " ") { end = space }
+        func text(_ slice: ArraySlice<Unicode.Scalar>) -> String {
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: slice)
+            return String(view)
+        }
+        return (start > 0 ? "…" : "") + text(cased[start..<range.lowerBound]) + open
+            + text(cased[range]) + close + text(cased[range.upperBound..<end]) + (end < cased.count ? "…" : "")
+    }
+}
+
+/// The term as the index sees it: folded, spaces collapsed.
+func foldedTerm(_ term: String) -> [Unicode.Scalar] {
+    SearchableText(term).folded
+}
+
+/// The term with its case, spaces collapsed.
+func casedTerm(_ term: String) -> [Unicode.Scalar] {
+    SearchableText(term).cased
+}
+
+private func occurrences(of term: [Unicode.Scalar], in text: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
+    guard !term.isEmpty, term.count <= text.count else { return [] }
+    var result = [Range<Int>]()
+    let first = term[0]
+    var index = 0
+    let last = text.count - term.count
+    while index <= last {
+        if text[index] == first, text[index..<index + term.count].elementsEqual(term) {
+            let range = index..<index + term.count
+            if !wholeWord
+                || ((range.lowerBound == 0 || !isWordScalar(text[range.lowerBound - 1]))
+                    && (range.upperBound == text.count || !isWordScalar(text[range.upperBound])))
+            {
+                result.append(range)
+                index = range.upperBound
+                continue
+            }
+        }
+        index += 1
+    }
+    return result
+}
+
+private func isHyphen(_ scalar: Unicode.Scalar) -> Bool {
+    scalar == "-" || scalar == "\u{00AD}" || scalar == "\u{2010}"
+}
+
+/// If a line break (with optional spaces around it) follows the hyphen at `index`, the index
+/// after it.
+private func joinedLineBreak(_ scalars: [Unicode.Scalar], after index: Int) -> Int? {
+    var next = index + 1
+    var sawBreak = false
+    while next < scalars.count, isSpace(scalars[next]) {
+        if scalars[next] == "\n" || scalars[next] == "\r" { sawBreak = true }
+        next += 1
+    }
+    return sawBreak ? next : nil
+}
+
+private func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x80 ? (scalar == " " || scalar == "\n" || scalar == "\t" || scalar == "\r" || scalar == "\u{0C}" || scalar == "\u{0B}") : scalar.properties.isWhitespace
+}
+
+private func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x80
+        ? ((scalar.value | 0x20) >= 0x61 && (scalar.value | 0x20) <= 0x7a) : scalar.properties.isAlphabetic
+}
+
+func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+    if scalar.value < 0x80 {
+        let v = scalar.value
+        return (v >= 0x30 && v <= 0x39) || ((v | 0x20) >= 0x61 && (v | 0x20) <= 0x7a) || v == 0x5f
+    }
+    return scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+}
+
+/// Folds one scalar: ASCII lowercased directly; anything else through compatibility
+/// decomposition, dropping combining marks, then lowercase. Cached, as pages repeat scalars.
+private func fold(_ scalar: Unicode.Scalar) -> [Unicode.Scalar] {
+    let value = scalar.value
+    if value < 0x80 {
+        return [(value >= 0x41 && value <= 0x5a) ? Unicode.Scalar(value | 0x20)! : scalar]
+    }
+    return FoldCache.shared.fold(scalar)
+}
+
+private final class FoldCache: @unchecked Sendable {
+    static let shared = FoldCache()
+    private let lock = NSLock()
+    private var cache = [UInt32: [Unicode.Scalar]]()
+
+    func fold(_ scalar: Unicode.Scalar) -> [Unicode.Scalar] {
+        lock.lock()
+        if let known = cache[scalar.value] {
+            lock.unlock()
+            return known
+        }
+        lock.unlock()
+        let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
+        let result = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
+        let folded = result.isEmpty ? [scalar] : Array(result)
+        lock.lock()
+        cache[scalar.value] = folded
+        lock.unlock()
+        return folded
+    }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import MarginKit
+
+extension Margin {
+    struct Search: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Search the text of the library or of one book.",
+            discussion: """
+                Words and "quoted phrases" (all must be on the page), case- and accent-insensitive, \
+                matching inside words as pdfgrep does; a phrase broken across lines or hyphenated at \
+                a line end is still found. Hits are ranked (bm25) and grouped by book; pages are 1-based.
+
+                --case-sensitive, --whole-word and --regex are exact: every hit is checked against \
+                the page text. --regex takes one ICU regular expression.
+
+                Examples:
+                  margin search "attention is all you need"
+                  margin search transformer --book 3 --whole-word
+                  margin search --regex 'colou?r' --limit 0 --json
+                """)
+
+        @Argument(help: "Words and \"quoted phrases\", or a regular expression with --regex.")
+        var query: String
+
+        @Option(help: ArgumentHelp("Only this book.", valueName: "BOOK"))
+        var book: String?
+
+        @Flag(help: "QUERY is an ICU regular expression.")
+        var regex = false
+
+        @Flag(help: "Match case (and accents) exactly.")
+        var caseSensitive = false
+
+        @Flag(help: "Match whole words only.")
+        var wholeWord = false
+
+        @Flag(help: "Search highlight texts, notes and memos instead of page text.")
+        var annotations = false
+
+        @Option(help: ArgumentHelp("At most N hits (0 for all).", valueName: "N"))
+        var limit = 50
+
+        @OptionGroup var global: GlobalOptions
+
+        func validate() throws {
+            guard limit >= 0 else { throw ValidationError("--limit must be 0 (all) or more") }
+            if regex && annotations { throw ValidationError("--regex and --annotations can't be combined") }
+        }
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            var options = SearchOptions()
+            options.regex = regex
+            options.caseSensitive = caseSensitive
+            options.wholeWord = wholeWord
+            options.annotations = annotations
+            options.limit = limit
+            if let book { options.bookId = try library.resolve(book).id }
+            if !annotations {
+                try await library.ensureIndexed(progress: ProgressBar(label: "indexing", global: global).callback)
+            }
+            let results = try library.search(query, options: options)
+            if global.json {
+                try Console.json(results.hits)
+            } else {
+                printHits(results.hits)
+            }
+            let scans = results.textless.reduce(0) { $0 + $1.pages }
+            if scans > 0 {
+                let books = results.textless.count == 1 ? "'\(results.textless[0].title)'" : "\(results.textless.count) books"
+                global.note("note: \(pagesText(scans)) of \(books) have no text layer (scanned?) and were not searched")
+            }
+            if results.hits.isEmpty { global.note("no matches") }
+        }
+
+        private func printHits(_ hits: [SearchHit]) {
+            let bold = Console.stdoutIsTTY
+            var order = [Int64]()
+            var groups = [Int64: [SearchHit]]()
+            for hit in hits {
+                if groups[hit.book] == nil { order.append(hit.book) }
+                groups[hit.book, default: []].append(hit)
+            }
+            for (index, id) in order.enumerated() {
+                guard let group = groups[id], let first = group.first else { continue }
+                if index > 0 { Console.out("") }
+                Console.out(bold ? "\u{1B}[1m\(first.title)\u{1B}[0m (\(id))" : "\(first.title) (\(id))")
+                for hit in group {
+                    let snippet = hit.marked
+                        .replacingOccurrences(of: SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
+                        .replacingOccurrences(of: SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
+                    let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
+                    Console.out("  \(place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)")
+                }
+            }
+        }
+    }
+}

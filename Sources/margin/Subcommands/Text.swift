@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import MarginKit
+
+extension Margin {
+    struct Text: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the text of a book's pages.",
+            discussion: """
+                The text poppler extracts, as pdftotext does, with a form feed between pages. \
+                --json gives [{"page": N, "text": "..."}].
+
+                Examples:
+                  margin text 3 --pages 1-2,5
+                  margin text "deep learning" | less
+                """)
+
+        @Argument(help: "The book.")
+        var book: String
+
+        @Option(help: ArgumentHelp("Pages: N, A-B, or a comma list (1-based).", valueName: "P"))
+        var pages: String?
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            let selected = try library.resolve(book)
+            let numbers = try pages.map { try parsePages($0, count: selected.pages) }
+            let output = try await library.text(of: selected, pages: numbers)
+            try library.touch(selected)
+            if global.json { return try Console.json(output) }
+            var text = output.map(\.text).joined(separator: "\u{0C}")
+            if !text.hasSuffix("\n") { text += "\n" }
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+
+    struct Reindex: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Extract and index the text of books again (all books when none is given).")
+
+        @Argument(help: "The books.")
+        var books: [String] = []
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            let selected = try books.map { try library.resolve($0) }
+            let done = try await library.reindex(selected, progress: ProgressBar(label: "indexing", global: global).callback)
+            if global.json {
+                return try Console.json(done.map { ["id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages] })
+            }
+            for book in done {
+                let scans = book.textlessPages > 0 ? ", \(book.textlessPages) without text" : ""
+                Console.out("indexed \(book.id ?? 0)  \(book.title) (\(pagesText(book.pages))\(scans))")
+            }
+        }
+    }
+}

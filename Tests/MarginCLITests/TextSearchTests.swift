@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct TextSearchTests {
+    func library() throws -> Sandbox {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), Fixtures.pdf("mixed.pdf"), "--jobs", "1")
+        return box
+    }
+
+    /// (book title, page) pairs of a search, in order.
+    func hits(_ box: Sandbox, _ arguments: String...) throws -> [String] {
+        let result = try box.margin.run(["search", "--json"] + arguments)
+        #expect(result.status == 0, "\(arguments): \(result)")
+        let hits = try #require(try result.json() as? [[String: Any]], "\(result)")
+        return hits.map { "\($0.string("title") ?? "?"):\($0.int("page") ?? 0)" }
+    }
+
+    @Test func textPrintsPagesWithFormFeeds() throws {
+        let box = try library()
+        let all = try box.ok("text", "sample").stdout
+        let pages = all.components(separatedBy: "\u{0C}")
+        #expect(pages.count == 3)
+        #expect(pages[1].contains("An inverted index maps each word"))
+        let some = try box.ok("text", "sample", "--pages", "3,1").stdout.components(separatedBy: "\u{0C}")
+        #expect(some.count == 2)
+        #expect(some[0].hasPrefix("Chapter Three"))
+        let json = try #require(try box.ok("text", "sample", "--pages", "2-3", "--json").json() as? [[String: Any]])
+        #expect(json.map { $0.int("page") } == [2, 3])
+        #expect(json[0].string("text")?.contains("Chapter Two") == true)
+    }
+
+    @Test func textRejectsBadPages() throws {
+        let box = try library()
+        #expect(try box.fails("text", "sample", "--pages", "5-2").stderr.contains("backwards"))
+        #expect(try box.fails("text", "sample", "--pages", "4").stderr.contains("valid pages are 1-3"))
+        #expect(try box.fails("text", "sample", "--pages", "0").stderr.contains("out of range"))
+        #expect(try box.fails("text", "sample", "--pages", "x").stderr.contains("not a page list"))
+    }
+
+    @Test func searchFindsWordsAndPhrasesRankedWithSnippets() throws {
+        let box = try library()
+        #expect(Set(try hits(box, "fox")) == ["A Sample Paper:1", "A Sample Paper:2", "Mixed Bag:1"])
+        #expect(try hits(box, "herons") == ["Field Notes:1"])
+        #expect(try hits(box, "absent-word-xyz").isEmpty)
+        // Words anywhere on the page, phrases in order.
+        #expect(try hits(box, "quick", "--book", "sample").count == 2)
+        #expect(try hits(box, "\"lazy dog\"") == ["A Sample Paper:1"])
+        #expect(try hits(box, "\"dog lazy\"").isEmpty)
+        #expect(try hits(box, "inverted zebra").isEmpty, "all terms must be on the same page")
+        let result = try box.ok("search", "--json", "pangram")
+        let hit = try #require((try result.json() as? [[String: Any]])?.first)
+        #expect(hit.int("book") == 3)
+        #expect(hit.string("snippet")?.contains("pangram favourite") == true)
+    }
+
+    @Test func phrasesAcrossLinesHyphensAccentsAndCase() throws {
+        let box = try library()
+        #expect(try hits(box, "\"quick brown fox\"").contains("Mixed Bag:1"), "a phrase broken across lines")
+        #expect(try hits(box, "\"inverted index of\"") == ["Mixed Bag:1"], "a word hyphenated at a line end")
+        #expect(try hits(box, "CREME BRULEE") == ["Mixed Bag:1"], "case- and accent-insensitive")
+        #expect(try hits(box, "café") == ["Mixed Bag:1"])
+    }
+
+    @Test func exactModesAreVerified() throws {
+        let box = try library()
+        #expect(try hits(box, "GRAPH", "--case-sensitive") == ["Mixed Bag:3"])
+        #expect(try hits(box, "zebra", "--case-sensitive").isEmpty)
+        #expect(try hits(box, "Zebra", "--case-sensitive") == ["A Sample Paper:3"])
+        #expect(try hits(box, "graph") == ["Mixed Bag:3"])
+        #expect(try hits(box, "raph", "--whole-word").isEmpty, "inside a word is not a whole word")
+        #expect(try hits(box, "graphs", "--whole-word") == ["Mixed Bag:3"])
+        #expect(try hits(box, "colou?r", "--regex") == ["Mixed Bag:3"])
+        #expect(try hits(box, "^Chapter T(wo|hree)", "--regex") == ["A Sample Paper:2", "A Sample Paper:3"])
+        #expect(try hits(box, "chapter", "--regex", "--case-sensitive").isEmpty)
+        #expect(try hits(box, "the", "--limit", "2").count == 2)
+        #expect(try hits(box, "the", "--limit", "0").count > 2)
+    }
+
+    @Test func searchErrorsAndNotes() throws {
+        let box = try library()
+        #expect(try box.fails("search", "  ").stderr.contains("query is empty"))
+        let regex = try box.fails("search", "--regex", "(unclosed")
+        #expect(regex.stderr.contains("invalid regular expression"))
+        #expect(regex.stderr.contains("unclosed '('"))
+        try box.fails("search", "fox", "--book", "no-such-book")
+        // A page with no text layer is counted and said.
+        let scan = try box.ok("search", "fox", "--book", "mixed")
+        #expect(scan.stderr.contains("1 page of 'Mixed Bag' have no text layer"))
+        let shown = try #require(try box.ok("show", "mixed", "--json").json() as? [String: Any])
+        #expect(shown.int("textlessPages") == 1)
+    }
+
+    @Test func humanOutputGroupsByBook() throws {
+        let box = try library()
+        let out = try box.ok("search", "fox").stdout
+        let lines = out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.filter { $0.hasPrefix("A Sample Paper (1)") }.count == 1)
+        #expect(lines.contains { $0.hasPrefix("  p. 1 ") })
+        #expect(!out.contains("\u{1B}"), "no escape codes when stdout is not a terminal")
+    }
+
+    @Test func annotationSearchFindsBookMemos() throws {
+        let box = try library()
+        try box.ok("edit", "field", "--memo", "Remember the heron colony by the mill")
+        let hits = try #require(try box.ok("search", "--annotations", "--json", "HERON").json() as? [[String: Any]])
+        #expect(hits.count == 1)
+        #expect(hits.first?.string("kind") == "memo")
+        #expect(hits.first?.string("title") == "Field Notes")
+    }
+
+    @Test func removingABookRemovesItsPagesFromTheIndex() throws {
+        let box = try library()
+        try box.ok("rm", "field")
+        #expect(try hits(box, "herons").isEmpty)
+        try box.ok("add", Fixtures.pdf("second.pdf"))
+        #expect(try hits(box, "herons").count == 1)
+    }
+
+    @Test func reindexRebuildsAndOldLibrariesAreIndexedOnFirstSearch() throws {
+        let box = Sandbox()
+        // A library made by the first schema version: no page text at all.
+        try FileManager.default.createDirectory(atPath: box.home + "/cache", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v1.sqlite", toPath: box.home + "/library.sqlite")
+        for name in ["sample.pdf", "second.pdf", "untitled-notes.pdf"] {
+            let sha = try sha256(Fixtures.pdf(name))
+            let folder = box.home + "/cache/pdfs/" + sha.prefix(2)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Fixtures.pdf(name), toPath: folder + "/" + sha + ".pdf")
+        }
+        #expect(try hits(box, "herons") == ["Field Notes:1"])
+        #expect(FileManager.default.fileExists(atPath: box.home + "/library.sqlite.bak-1"), "a backup before migrating")
+        let reindexed = try box.ok("reindex", "--json")
+        #expect((try reindexed.json() as? [Any])?.count == 3)
+        #expect(try hits(box, "herons") == ["Field Notes:1"])
+    }
+
+    func sha256(_ path: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(String(decoding: data, as: UTF8.self).prefix(64))
+    }
+}

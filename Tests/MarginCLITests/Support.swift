@@ -11,6 +11,11 @@ final class Sandbox: Sendable {
     /// Runs margin and expects success.
     @discardableResult
     func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
+        try ok(arguments, sourceLocation: sourceLocation)
+    }
+
+    @discardableResult
+    func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
         let result = try margin.run(arguments)
         #expect(result.status == 0, "\(arguments): \(result)", sourceLocation: sourceLocation)
         return result

@@ -13,13 +13,30 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print exactly one JSON document on stdout.")
     var json = false
 
-    /// Opens the library these options point at.
+    /// Opens the library these options point at. It stays open until the process exits:
+    /// closing SQLite connections checkpoints the WAL and syncs the disk, which would cost every
+    /// read-only command several milliseconds; an exit without closing is as safe as a crash,
+    /// which SQLite's WAL recovers from.
     func openLibrary() throws -> Library {
-        try Library(paths: LibraryPaths.resolve(library: library))
+        let library = try Library(paths: LibraryPaths.resolve(library: library))
+        OpenLibraries.shared.keep(library)
+        return library
     }
 
     /// A message for a person, on stderr, unless --quiet.
     func note(_ message: String) {
         if !quiet { Console.error(message) }
+    }
+}
+
+private final class OpenLibraries: @unchecked Sendable {
+    static let shared = OpenLibraries()
+    private let lock = NSLock()
+    private var libraries = [Library]()
+
+    func keep(_ library: Library) {
+        lock.lock()
+        libraries.append(library)
+        lock.unlock()
     }
 }

@@ -32,6 +32,7 @@ struct Margin: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            Foundation.exit(0)
         } catch {
             exit(reporting: error)
         }

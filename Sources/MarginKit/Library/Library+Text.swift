@@ -21,23 +21,42 @@ extension Library {
         try store.update(book)
     }
 
-    /// Re-extracts and re-indexes the text of the given books (all when empty). `progress` is
-    /// called after each book with (done, total).
+    /// Re-extracts and re-indexes the text of the given books (all when empty), several books
+    /// at a time so that small books keep every core busy too. `progress` is called after each
+    /// book with (done, total). Each book is replaced in one transaction.
     public func reindex(_ books: [Book], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [Book] {
         let targets = books.isEmpty ? try allBooks() : books
-        var done = [Book]()
-        for (index, book) in targets.enumerated() {
-            let path = try await ensureCached(book)
-            let extracted = try TextExtractor.extract(path: path, password: book.password, pageCount: book.pages)
-            let updated = try repository.write { store -> Book in
-                guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
-                try storeText(extracted, for: &current, store, now: Date())
-                return current
+        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var done = [Book?](repeating: nil, count: targets.count)
+        try await withThrowingTaskGroup(of: (Int, Book).self) { group in
+            var next = 0
+            var finished = 0
+            func launch() {
+                guard next < targets.count else { return }
+                let index = next
+                let book = targets[index]
+                next += 1
+                group.addTask { (index, try await self.reindexOne(book)) }
             }
-            done.append(updated)
-            progress?(index + 1, targets.count)
+            for _ in 0..<width { launch() }
+            while let (index, book) = try await group.next() {
+                done[index] = book
+                finished += 1
+                progress?(finished, targets.count)
+                launch()
+            }
         }
-        return done
+        return done.compactMap { $0 }
+    }
+
+    private func reindexOne(_ book: Book) async throws -> Book {
+        let path = try await ensureCached(book)
+        let extracted = try TextExtractor.extract(path: path, password: book.password, pageCount: book.pages)
+        return try repository.write { store -> Book in
+            guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
+            try storeText(extracted, for: &current, store, now: Date())
+            return current
+        }
     }
 
     /// Books whose text is not indexed yet (added by an older margin, or interrupted).

@@ -51,6 +51,7 @@ public struct Book: Model, Equatable {
         public static let addedAt = Field<Book, Date>("addedAt")
         public static let openedAt = Field<Book, Date?>("openedAt")
         public static let indexedAt = Field<Book, Date?>("indexedAt")
+        public static let textlessPages = Field<Book, Int>("textlessPages")
     }
 }
 

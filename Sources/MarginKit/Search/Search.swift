@@ -96,18 +96,22 @@ extension Library {
         }
         if options.annotations { return SearchResults(hits: try searchAnnotations(query, options: options), textless: []) }
         return try repository.read { store in
-            let books = try store.fetch(
-                options.bookId.map { Query<Book>().filter(Book.Fields.id == $0) } ?? Query<Book>())
+            var hits = options.regex
+                ? try regexHits(query, options: options, store)
+                : try termHits(query, options: options, store)
+            // Titles only for the books hit: a large library isn't decoded for a search.
+            let ids = Array(Set(hits.map(\.book)))
+            let books = try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
             let titles = Dictionary(books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
-            let hits = options.regex
-                ? try regexHits(query, options: options, titles: titles, store)
-                : try termHits(query, options: options, titles: titles, store)
-            let textless = books.filter { $0.textlessPages > 0 }.map { ($0.title, $0.textlessPages) }
+            for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
+            var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
+            if let bookId = options.bookId { scanned = scanned.filter(Book.Fields.id == bookId) }
+            let textless = try store.fetch(scanned.sorted(by: Book.Fields.id.ascending)).map { ($0.title, $0.textlessPages) }
             return SearchResults(hits: hits, textless: textless)
         }
     }
 
-    private func termHits(_ query: String, options: SearchOptions, titles: [Int64: String], _ store: any StoreReader) throws -> [SearchHit] {
+    private func termHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {
         let terms = parseQuery(query)
         let folded = terms.map(foldedTerm)
         let cased = terms.map(casedTerm)
@@ -128,13 +132,13 @@ extension Library {
                 if index == 0 { first = ranges }
             }
             let marked = text.snippet(around: first[0], open: SearchHit.markOpen, close: SearchHit.markClose)
-            hits.append(SearchHit(book: page.bookId, title: titles[page.bookId] ?? "", page: page.number, marked: marked, matches: first.count))
+            hits.append(SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count))
             return options.limit == 0 || hits.count < options.limit
         }
         return hits
     }
 
-    private func regexHits(_ query: String, options: SearchOptions, titles: [Int64: String], _ store: any StoreReader) throws -> [SearchHit] {
+    private func regexHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {
         let expression = try compileRegex(query, options: options)
         var hits = [SearchHit]()
         try store.scanPages(bookId: options.bookId) { page in
@@ -142,7 +146,7 @@ extension Library {
             let matches = expression.matches(in: page.text, range: NSRange(location: 0, length: text.length))
             guard let first = matches.first(where: { $0.range.length > 0 }) ?? matches.first else { return true }
             let marked = regexSnippet(text, match: first.range)
-            hits.append(SearchHit(book: page.bookId, title: titles[page.bookId] ?? "", page: page.number, marked: marked, matches: matches.count))
+            hits.append(SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: matches.count))
             return options.limit == 0 || hits.count < options.limit
         }
         return hits

@@ -13,25 +13,28 @@ struct ExtractedText: Sendable {
 }
 
 enum TextExtractor {
+    /// Pages a worker takes at a time: small enough to balance uneven pages between workers.
+    static let chunk = 8
+
     static func extract(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws -> ExtractedText {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
-        let count = max(1, min(workers ?? ProcessInfo.processInfo.activeProcessorCount, pageCount, 16))
-        let chunk = (pageCount + count - 1) / count
+        let preferred = workers ?? ProcessInfo.processInfo.environment["MARGIN_EXTRACT_WORKERS"].flatMap { Int($0) }
+        let count = max(1, min(preferred ?? ProcessInfo.processInfo.activeProcessorCount, (pageCount + chunk - 1) / chunk, 16))
+        let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
         let results = WorkerResults(count: count)
         DispatchQueue.concurrentPerform(iterations: count) { worker in
-            let first = worker * chunk + 1
-            let last = min(pageCount, first + chunk - 1)
-            guard first <= last else { return results.set(worker, .success([])) }
             do {
                 let document = try Document(path: path, password: password)
                 var pages = [PageText]()
-                pages.reserveCapacity(last - first + 1)
-                for number in first...last {
-                    let text = try document.page(number).text
-                    pages.append(PageText(bookId: 0, number: number, text: text))
+                while let range = queue.next() {
+                    for number in range {
+                        let text = try document.page(number).text
+                        pages.append(PageText(bookId: 0, number: number, text: text))
+                    }
                 }
                 results.set(worker, .success(pages))
             } catch {
+                queue.cancel()
                 results.set(worker, .failure(error))
             }
         }
@@ -40,7 +43,36 @@ enum TextExtractor {
         for result in results.all() {
             pages += try result.get()
         }
+        pages.sort { $0.number < $1.number }
         return ExtractedText(pages: pages)
+    }
+}
+
+/// Hands out runs of pages to workers until none are left.
+private final class ChunkQueue: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cursor = 1
+    private let pageCount: Int
+    private let chunk: Int
+
+    init(pageCount: Int, chunk: Int) {
+        self.pageCount = pageCount
+        self.chunk = chunk
+    }
+
+    func next() -> ClosedRange<Int>? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard cursor <= pageCount else { return nil }
+        let range = cursor...min(pageCount, cursor + chunk - 1)
+        cursor = range.upperBound + 1
+        return range
+    }
+
+    func cancel() {
+        lock.lock()
+        cursor = pageCount + 1
+        lock.unlock()
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Owns the library's SQLite database: opens it (WAL, foreign keys, a busy timeout), backs it up
 /// and migrates it to the current schema, and hands out the `Repository` over it.
@@ -63,7 +64,8 @@ public final class LibraryDatabase: Sendable {
                 }
                 backup = target
             }
-            try migrator.migrate(pool)
+            // A library already at the latest version is not written to at all.
+            if !existed || !complete { try migrator.migrate(pool) }
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
@@ -91,6 +93,10 @@ public final class LibraryDatabase: Sendable {
         configuration.busyMode = .timeout(30)
         configuration.label = "margin"
         configuration.prepareDatabase { db in
+            // Keep the -wal file when the last connection closes, so the next margin process
+            // opens the library without a write (and its fsyncs): a read-only command stays one.
+            var persist: Int32 = 1
+            _ = sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
             db.add(
                 function: DatabaseFunction("margin_fold", argumentCount: 1, pure: true) { values in
                     guard let text = String.fromDatabaseValue(values[0]) else { return nil }

@@ -10,20 +10,35 @@ extension SQLiteStore {
             return try scanPages(bookId: bookId, visit: visit)
         }
         let match = indexed.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
-        var sql = """
-            SELECT page.* FROM page_fts JOIN page ON page.id = page_fts.rowid
-            WHERE page_fts MATCH ?
-            """
+        // Rank on the index alone, then load page rows a batch at a time: sorting joined rows
+        // would carry every matching page's text through the sorter.
+        var sql = "SELECT rowid FROM page_fts WHERE page_fts MATCH ?"
         var arguments: StatementArguments = [match]
         if let bookId {
-            sql += " AND page_fts.bookId = ?"
+            sql += " AND bookId = ?"
             arguments += [bookId]
         }
-        sql += " ORDER BY page_fts.rank, page.bookId, page.number"
-        let cursor = try ModelRecord<PageText>.fetchCursor(db, sql: sql, arguments: arguments)
-        while let record = try cursor.next() {
-            if try !visit(record.model) { return }
+        sql += " ORDER BY rank"
+        let ids = try Int64.fetchCursor(db, sql: sql, arguments: arguments)
+        var batch = [Int64]()
+        var batchSize = 16
+        func flush() throws -> Bool {
+            defer { batch.removeAll(keepingCapacity: true) }
+            let rows = try ModelRecord<PageText>.filter(batch.contains(Column("id"))).fetchAll(db)
+            let byId = Dictionary(rows.compactMap { row in row.model.id.map { ($0, row.model) } }, uniquingKeysWith: { a, _ in a })
+            for id in batch {
+                if let page = byId[id], try !visit(page) { return false }
+            }
+            return true
         }
+        while let id = try ids.next() {
+            batch.append(id)
+            if batch.count >= batchSize {
+                if try !flush() { return }
+                batchSize = min(batchSize * 2, 256)
+            }
+        }
+        if !batch.isEmpty { _ = try flush() }
     }
 
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {

@@ -5,6 +5,7 @@ import MarginKit
 extension Margin {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add PDFs by URL or path.",
             discussion: """
                 Each input is downloaded (http, https) or copied (a path or file:// URL) into the \

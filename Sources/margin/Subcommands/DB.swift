@@ -11,6 +11,7 @@ extension Margin {
 
         struct Status: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "status",
                 abstract: "Show the schema version, pending migrations, counts and paths.")
 
             @OptionGroup var global: GlobalOptions
@@ -30,6 +31,7 @@ extension Margin {
 
         struct Check: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "check",
                 abstract: "Check the database's integrity and that every book's PDF is cached intact.",
                 discussion: "Exits non-zero when a problem is found.")
 

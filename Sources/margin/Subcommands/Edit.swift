@@ -5,6 +5,7 @@ import MarginKit
 extension Margin {
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change a book's title, author, folder, tags or memo.",
             discussion: """
                 An empty value clears author, folder or memo (--folder ""). Tags: --tag adds, \

@@ -7,6 +7,7 @@ extension BookSort: ExpressibleByArgument {}
 extension Margin {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the books in the library.",
             discussion: """
                 Examples:

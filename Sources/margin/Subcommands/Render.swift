@@ -8,6 +8,7 @@ extension RenderFormat: ExpressibleByArgument {}
 extension Margin {
     struct Render: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "render",
             abstract: "Render a page to PNG, SVG or PDF.",
             discussion: """
                 PNG at --dpi (default 150), or fitted into --width/--height pixels keeping the \

@@ -5,6 +5,7 @@ import MarginKit
 extension Margin {
     struct Search: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "search",
             abstract: "Search the text of the library or of one book.",
             discussion: """
                 Words and "quoted phrases" (all must be on the page), case- and accent-insensitive, \

@@ -5,6 +5,7 @@ import MarginKit
 extension Margin {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show everything about one book.",
             discussion: "BOOK is an id, a SHA-256 prefix (4+ hex digits) or part of the title.")
 
@@ -44,6 +45,7 @@ extension Margin {
 
     struct Recent: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "recent",
             abstract: "List the books opened most recently (shown, read, rendered, annotated).")
 
         @Option(help: ArgumentHelp("At most N books.", valueName: "N"))

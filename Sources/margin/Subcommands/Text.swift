@@ -5,6 +5,7 @@ import MarginKit
 extension Margin {
     struct Text: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "text",
             abstract: "Print the text of a book's pages.",
             discussion: """
                 The text poppler extracts, as pdftotext does, with a form feed between pages. \
@@ -38,6 +39,7 @@ extension Margin {
 
     struct Reindex: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "reindex",
             abstract: "Extract and index the text of books again (all books when none is given).")
 
         @Argument(help: "The books.")

@@ -12,6 +12,8 @@ public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
     case pageOutOfRange(page: Int, count: Int)
     /// Drawing or writing a page failed.
     case renderFailed(String)
+    /// Writing a document failed.
+    case saveFailed(String)
 
     public var errorDescription: String? {
         switch self {
@@ -27,6 +29,8 @@ public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
                 : "page \(page) is out of range: valid pages are 1-\(count)"
         case .renderFailed(let message):
             return "could not render the page: \(message)"
+        case .saveFailed(let message):
+            return "could not write the PDF: \(message)"
         }
     }
 }

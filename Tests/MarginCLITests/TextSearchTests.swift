@@ -106,7 +106,7 @@ import TestSupport
         try box.ok("edit", "field", "--memo", "Remember the heron colony by the mill")
         let hits = try #require(try box.ok("search", "--annotations", "--json", "HERON").json() as? [[String: Any]])
         #expect(hits.count == 1)
-        #expect(hits.first?.string("kind") == "memo")
+        #expect(hits.first?.string("kind") == "book memo")
         #expect(hits.first?.string("title") == "Field Notes")
     }
 

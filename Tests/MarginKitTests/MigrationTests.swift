@@ -24,6 +24,8 @@ import TestSupport
                 [
                     "books": try store.count(Query<Book>()), "sources": try store.count(Query<Source>()),
                     "tags": try store.count(Query<MarginKit.Tag>()),
+                    "pages": try store.count(Query<PageText>()), "bookmarks": try store.count(Query<Bookmark>()),
+                    "highlights": try store.count(Query<Highlight>()), "memos": try store.count(Query<Memo>()),
                 ]
             }
             for (table, count) in manifest {

@@ -41,7 +41,14 @@ public struct BookChanges: Sendable {
 
 /// What removing books took with it.
 public struct RemovalReport: Sendable, Encodable {
-    public var removed: [BookInfo]
+    public struct Removed: Sendable, Encodable {
+        public var book: BookInfo
+        public var bookmarks: Int
+        public var highlights: Int
+        public var memos: Int
+    }
+
+    public var removed: [Removed]
 }
 
 extension Library {
@@ -101,18 +108,32 @@ extension Library {
         }
     }
 
-    /// Removes books (with their sources, tags and annotations) and their cached files.
-    public func remove(_ books: [Book]) throws -> RemovalReport {
+    /// Removes books (with their sources, tags and annotations) and their cached files. A book
+    /// with annotations goes only when `confirmed`; otherwise nothing is removed.
+    public func remove(_ books: [Book], confirmed: Bool) throws -> RemovalReport {
         let removed = try repository.write { store in
-            try books.compactMap { book -> BookInfo? in
+            let found = try books.compactMap { book -> (Book, BookInfo)? in
                 guard let current = try store.find(Book.self, id: book.id ?? -1) else { return nil }
-                let view = try info(current, store)
-                try store.delete(current)
-                return view
+                return (current, try info(current, store))
             }
+            var report = [RemovalReport.Removed]()
+            for (book, view) in found {
+                let id = book.id ?? -1
+                let counts = RemovalReport.Removed(
+                    book: view, bookmarks: try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)),
+                    highlights: try store.count(Query<Highlight>().filter(Highlight.Fields.bookId == id)),
+                    memos: try store.count(Query<Memo>().filter(Memo.Fields.bookId == id)))
+                if !confirmed, counts.bookmarks + counts.highlights + counts.memos > 0 {
+                    throw MarginError.invalidArgument(
+                        "'\(book.title)' has \(counts.highlights) highlight(s), \(counts.memos) memo(s) and \(counts.bookmarks) bookmark(s); removing it deletes them: add --yes (nothing was removed)")
+                }
+                report.append(counts)
+                try store.delete(book)
+            }
+            return report
         }
         // Files go only after the database no longer points at them.
-        for view in removed { store.remove(view.book.sha256) }
+        for item in removed { store.remove(item.book.book.sha256) }
         return RemovalReport(removed: removed)
     }
 

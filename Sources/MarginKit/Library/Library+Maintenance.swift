@@ -27,6 +27,10 @@ extension Library {
                 "books": try store.count(Query<Book>()),
                 "sources": try store.count(Query<Source>()),
                 "tags": try store.count(Query<Tag>()),
+                "pages": try store.count(Query<PageText>()),
+                "bookmarks": try store.count(Query<Bookmark>()),
+                "highlights": try store.count(Query<Highlight>()),
+                "memos": try store.count(Query<Memo>()),
             ]
         }
         return LibraryStatus(

@@ -84,10 +84,4 @@ extension Library {
             file: written, page: request.page, format: request.format.rawValue, dpi: dpi, width: pixels.width,
             height: pixels.height, notes: notes)
     }
-
-    /// The marks `render --annotations` draws on a page. Books carry no page annotations yet,
-    /// so there is nothing to draw until highlights and bookmarks exist.
-    func overlays(for book: Book, page: Int) throws -> [Overlay] {
-        []
-    }
 }

@@ -152,28 +152,50 @@ extension Library {
         return hits
     }
 
-    /// Searches the notes people left: for now, the memo on each book.
+    /// Searches what readers wrote: highlight texts and notes, memos (through their index), and
+    /// the memo on each book.
     func searchAnnotations(_ query: String, options: SearchOptions) throws -> [SearchHit] {
         let terms = parseQuery(query).map(foldedTerm)
-        let books = try repository.read { store in
-            try store.fetch(
-                (options.bookId.map { Query<Book>().filter(Book.Fields.id == $0) } ?? Query<Book>())
-                    .sorted(by: Book.Fields.id.ascending))
+        let indexTerms = terms.map { term -> String in
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: term)
+            return String(view)
         }
-        var hits = [SearchHit]()
-        for book in books {
-            guard let memo = book.memo else { continue }
-            let text = SearchableText(memo)
-            let ranges = terms.map { text.foldedMatches($0, wholeWord: options.wholeWord) }
-            guard let first = ranges.first?.first, ranges.allSatisfy({ !$0.isEmpty }) else { continue }
-            hits.append(
-                SearchHit(
-                    book: book.id ?? 0, title: book.title, page: nil,
-                    marked: text.snippet(around: first, open: SearchHit.markOpen, close: SearchHit.markClose),
-                    matches: ranges[0].count, kind: "memo"))
-            if options.limit > 0 && hits.count >= options.limit { break }
+        return try repository.read { store in
+            var hits = [SearchHit]()
+            func consider(_ text: String, book: Int64, page: Int?, kind: String) -> Bool {
+                let searchable = SearchableText(text)
+                let ranges = terms.map { searchable.foldedMatches($0, wholeWord: options.wholeWord) }
+                guard let first = ranges.first?.first, ranges.allSatisfy({ !$0.isEmpty }) else { return true }
+                hits.append(
+                    SearchHit(
+                        book: book, title: "", page: page,
+                        marked: searchable.snippet(around: first, open: SearchHit.markOpen, close: SearchHit.markClose),
+                        matches: ranges[0].count, kind: kind))
+                return options.limit == 0 || hits.count < options.limit
+            }
+            for (kind, id) in try store.candidateAnnotations(containing: indexTerms, bookId: options.bookId) {
+                if kind == "highlight", let h = try store.find(Highlight.self, id: id) {
+                    let text = h.note.map { h.text + "\n" + $0 } ?? h.text
+                    if !consider(text, book: h.bookId, page: h.page, kind: "highlight") { break }
+                } else if kind == "memo", let m = try store.find(Memo.self, id: id) {
+                    if !consider(m.text, book: m.bookId, page: m.page, kind: "memo") { break }
+                }
+            }
+            if options.limit == 0 || hits.count < options.limit {
+                var query = Query<Book>().filter(!Field<Book, String?>("memo").isNull).sorted(by: Book.Fields.id.ascending)
+                if let bookId = options.bookId { query = query.filter(Book.Fields.id == bookId) }
+                for book in try store.fetch(query) {
+                    if let memo = book.memo, !consider(memo, book: book.id ?? 0, page: nil, kind: "book memo") { break }
+                }
+            }
+            let ids = Array(Set(hits.map(\.book)))
+            let titles = Dictionary(
+                try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))).compactMap { b in b.id.map { ($0, b.title) } },
+                uniquingKeysWith: { a, _ in a })
+            for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
+            return hits
         }
-        return hits
     }
 }
 

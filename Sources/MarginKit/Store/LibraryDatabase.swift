@@ -100,7 +100,7 @@ public final class LibraryDatabase: Sendable {
             db.add(
                 function: DatabaseFunction("margin_fold", argumentCount: 1, pure: true) { values in
                     guard let text = String.fromDatabaseValue(values[0]) else { return nil }
-                    return fold(text)
+                    return SearchableText(text).foldedString
                 })
         }
         return configuration

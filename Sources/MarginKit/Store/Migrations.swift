@@ -13,6 +13,7 @@ enum Schema {
     static let migrations: [(id: String, migrate: @Sendable (Database) throws -> Void)] = [
         ("v1-books", v1Books),
         ("v2-page-text", v2PageText),
+        ("v3-annotations", v3Annotations),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -99,6 +100,80 @@ enum Schema {
                 CREATE TRIGGER page_fts_update AFTER UPDATE ON page BEGIN
                     INSERT INTO page_fts(page_fts, rowid, norm, bookId) VALUES ('delete', old.id, old.norm, old.bookId);
                     INSERT INTO page_fts(rowid, norm, bookId) VALUES (new.id, new.norm, new.bookId);
+                END;
+                """)
+    }
+
+    /// v3: bookmarks, highlights and memos, each on a book, with a trigram index over the
+    /// folded text of highlights (text and note) and memos for `search --annotations`.
+    private static func v3Annotations(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE bookmark (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uuid TEXT NOT NULL UNIQUE,
+                    bookId INTEGER NOT NULL REFERENCES book(id) ON DELETE CASCADE,
+                    page INTEGER NOT NULL,
+                    label TEXT,
+                    createdAt DATETIME NOT NULL,
+                    updatedAt DATETIME NOT NULL
+                );
+                CREATE INDEX bookmark_book ON bookmark(bookId, page);
+
+                CREATE TABLE highlight (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uuid TEXT NOT NULL UNIQUE,
+                    bookId INTEGER NOT NULL REFERENCES book(id) ON DELETE CASCADE,
+                    page INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    prefix TEXT NOT NULL DEFAULT '',
+                    suffix TEXT NOT NULL DEFAULT '',
+                    rects TEXT NOT NULL,
+                    color TEXT NOT NULL,
+                    note TEXT,
+                    author TEXT,
+                    orphaned BOOLEAN NOT NULL DEFAULT 0,
+                    createdAt DATETIME NOT NULL,
+                    updatedAt DATETIME NOT NULL
+                );
+                CREATE INDEX highlight_book ON highlight(bookId, page);
+
+                CREATE TABLE memo (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uuid TEXT NOT NULL UNIQUE,
+                    bookId INTEGER NOT NULL REFERENCES book(id) ON DELETE CASCADE,
+                    page INTEGER,
+                    text TEXT NOT NULL,
+                    author TEXT,
+                    createdAt DATETIME NOT NULL,
+                    updatedAt DATETIME NOT NULL
+                );
+                CREATE INDEX memo_book ON memo(bookId, page);
+
+                CREATE VIRTUAL TABLE annotation_fts USING fts5(
+                    norm, kind UNINDEXED, ref UNINDEXED, bookId UNINDEXED, tokenize='trigram'
+                );
+                CREATE TRIGGER highlight_fts_insert AFTER INSERT ON highlight BEGIN
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId)
+                    VALUES (new.id * 2, margin_fold(new.text || ' ' || coalesce(new.note, '')), 'highlight', new.id, new.bookId);
+                END;
+                CREATE TRIGGER highlight_fts_update AFTER UPDATE ON highlight BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2;
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId)
+                    VALUES (new.id * 2, margin_fold(new.text || ' ' || coalesce(new.note, '')), 'highlight', new.id, new.bookId);
+                END;
+                CREATE TRIGGER highlight_fts_delete AFTER DELETE ON highlight BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2;
+                END;
+                CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo BEGIN
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (new.id * 2 + 1, margin_fold(new.text), 'memo', new.id, new.bookId);
+                END;
+                CREATE TRIGGER memo_fts_update AFTER UPDATE ON memo BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2 + 1;
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (new.id * 2 + 1, margin_fold(new.text), 'memo', new.id, new.bookId);
+                END;
+                CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2 + 1;
                 END;
                 """)
     }

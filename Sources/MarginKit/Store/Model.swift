@@ -29,6 +29,9 @@ public protocol StoreReader {
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws
     /// Every page (of one book, or all), in book and page order, until `visit` returns false.
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws
+    /// Highlights and memos whose folded text (highlight text and note, memo text) contains
+    /// every folded term, best first: ("highlight" | "memo", id). Candidates only.
+    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)]
 }
 
 /// Write access to the store, valid only inside `Repository.write`: everything done through one

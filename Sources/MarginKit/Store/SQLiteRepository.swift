@@ -23,7 +23,6 @@ struct ModelRecord<M: Model>: Codable, FetchableRecord, MutablePersistableRecord
     func encode(to encoder: any Encoder) throws { try model.encode(to: encoder) }
 
     static var databaseTableName: String { M.entity }
-    static var databaseUUIDEncodingStrategy: DatabaseUUIDEncodingStrategy { .lowercaseString }
     static var databaseDecodingUserInfo: [CodingUserInfoKey: Any] { [:] }
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -133,7 +132,8 @@ func databaseValue(_ value: StoreValue) -> DatabaseValue {
     case .real(let double): return double.databaseValue
     case .text(let text): return text.databaseValue
     case .date(let date): return date.databaseValue
-    case .uuid(let uuid): return uuid.uuidString.lowercased().databaseValue
+    // Stored as GRDB stores a record's UUID: 16 bytes.
+    case .uuid(let uuid): return uuid.databaseValue
     }
 }
 

@@ -49,4 +49,22 @@ extension SQLiteStore {
             if try !visit(record.model) { return }
         }
     }
+
+    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)] {
+        let indexed = terms.filter { $0.unicodeScalars.count >= 3 }
+        var sql = "SELECT kind, ref FROM annotation_fts"
+        var arguments = StatementArguments()
+        var conditions = [String]()
+        if !indexed.isEmpty {
+            conditions.append("annotation_fts MATCH ?")
+            arguments += [indexed.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")]
+        }
+        if let bookId {
+            conditions.append("bookId = ?")
+            arguments += [bookId]
+        }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += indexed.isEmpty ? " ORDER BY rowid" : " ORDER BY rank"
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in (row[0], row[1]) }
+    }
 }

@@ -100,10 +100,12 @@ extension Margin {
                 if !selected.contains(where: { $0.id == book.id }) { selected.append(book) }
             }
             if all { selected = try library.allBooks() }
-            let report = try library.remove(selected)
+            let report = try library.remove(selected, confirmed: yes)
             if global.json { return try Console.json(report) }
-            for info in report.removed {
-                Console.out("removed \(info.book.id ?? 0)  \(info.book.title)")
+            for item in report.removed {
+                let notes = item.highlights + item.memos + item.bookmarks
+                let extra = notes > 0 ? " with \(item.highlights) highlight(s), \(item.memos) memo(s), \(item.bookmarks) bookmark(s)" : ""
+                Console.out("removed \(item.book.book.id ?? 0)  \(item.book.book.title)\(extra)")
             }
             if report.removed.isEmpty { global.note("the library was already empty") }
         }

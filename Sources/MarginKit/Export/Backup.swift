@@ -1,0 +1,139 @@
+import Foundation
+
+/// The JSON backup format (`export --format json`): lossless and versioned. Books carry their
+/// identity (SHA-256, sources, title, pages) and every annotation with every field.
+public struct Backup: Codable, Sendable, Equatable {
+    public static let formatName = "margin-annotations"
+    public static let currentVersion = 1
+
+    public var format: String
+    public var version: Int
+    public var exportedAt: String
+    public var books: [BookEntry]
+
+    public struct BookEntry: Codable, Sendable, Equatable {
+        public var uuid: String
+        public var sha256: String
+        public var title: String
+        public var author: String?
+        public var pages: Int
+        public var bytes: Int64
+        public var sources: [String]
+        public var folder: String?
+        public var tags: [String]
+        public var memo: String?
+        public var addedAt: String
+        public var updatedAt: String
+        public var bookmarks: [BookmarkEntry]
+        public var highlights: [HighlightEntry]
+        public var memos: [MemoEntry]
+    }
+
+    public struct BookmarkEntry: Codable, Sendable, Equatable {
+        public var uuid: String
+        public var page: Int
+        public var label: String?
+        public var createdAt: String
+        public var updatedAt: String
+    }
+
+    public struct HighlightEntry: Codable, Sendable, Equatable {
+        public var uuid: String
+        public var page: Int
+        public var text: String
+        public var prefix: String
+        public var suffix: String
+        public var rects: [[Double]]
+        public var color: String
+        public var note: String?
+        public var author: String?
+        public var orphaned: Bool
+        public var createdAt: String
+        public var updatedAt: String
+    }
+
+    public struct MemoEntry: Codable, Sendable, Equatable {
+        public var uuid: String
+        public var page: Int?
+        public var text: String
+        public var author: String?
+        public var createdAt: String
+        public var updatedAt: String
+    }
+
+    enum CodingKeys: String, CodingKey { case format, version, exportedAt, books }
+}
+
+extension Backup.BookEntry {
+    /// Optionals are written as null so every field is always present.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(sha256, forKey: .sha256)
+        try c.encode(title, forKey: .title)
+        try c.encode(author, forKey: .author)
+        try c.encode(pages, forKey: .pages)
+        try c.encode(bytes, forKey: .bytes)
+        try c.encode(sources, forKey: .sources)
+        try c.encode(folder, forKey: .folder)
+        try c.encode(tags, forKey: .tags)
+        try c.encode(memo, forKey: .memo)
+        try c.encode(addedAt, forKey: .addedAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(bookmarks, forKey: .bookmarks)
+        try c.encode(highlights, forKey: .highlights)
+        try c.encode(memos, forKey: .memos)
+    }
+}
+
+extension Backup.BookmarkEntry {
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(page, forKey: .page)
+        try c.encode(label, forKey: .label)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+extension Backup.HighlightEntry {
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(page, forKey: .page)
+        try c.encode(text, forKey: .text)
+        try c.encode(prefix, forKey: .prefix)
+        try c.encode(suffix, forKey: .suffix)
+        try c.encode(rects, forKey: .rects)
+        try c.encode(color, forKey: .color)
+        try c.encode(note, forKey: .note)
+        try c.encode(author, forKey: .author)
+        try c.encode(orphaned, forKey: .orphaned)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+extension Backup.MemoEntry {
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(page, forKey: .page)
+        try c.encode(text, forKey: .text)
+        try c.encode(author, forKey: .author)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+/// Parses the ISO-8601 dates the backup writes (with or without fractional seconds), to the
+/// millisecond. The database keeps milliseconds by truncation, so the value is nudged a
+/// microsecond past the millisecond: "…16.884Z" is stored, and exported again, as .884.
+func parseISODate(_ text: String) -> Date? {
+    guard let date = (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
+    else { return nil }
+    let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+    return Date(timeIntervalSince1970: milliseconds / 1000 + 0.000_001)
+}

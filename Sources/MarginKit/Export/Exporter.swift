@@ -1,0 +1,193 @@
+import Foundation
+import Poppler
+
+/// Formats for `margin export`.
+public enum ExportFormat: String, CaseIterable, Sendable {
+    case markdown, json, csv, pdf
+
+    public var fileExtension: String {
+        switch self {
+        case .markdown: return "md"
+        case .json: return "json"
+        case .csv: return "csv"
+        case .pdf: return "pdf"
+        }
+    }
+}
+
+extension Library {
+    /// The backup document for these books, annotations in reading order.
+    public func backup(_ books: [Book], now: Date = Date()) throws -> Backup {
+        let entries = try books.map { book -> Backup.BookEntry in
+            let view = try info(book)
+            let highlights = try highlights(of: book)
+            return Backup.BookEntry(
+                uuid: book.uuid.uuidString.lowercased(), sha256: book.sha256, title: book.title, author: book.author,
+                pages: book.pages, bytes: book.bytes, sources: view.sources, folder: book.folder, tags: view.tags,
+                memo: book.memo, addedAt: isoDate(book.addedAt), updatedAt: isoDate(book.updatedAt),
+                bookmarks: try bookmarks(of: book).map {
+                    Backup.BookmarkEntry(
+                        uuid: $0.uuid.uuidString.lowercased(), page: $0.page, label: $0.label,
+                        createdAt: isoDate($0.createdAt), updatedAt: isoDate($0.updatedAt))
+                },
+                highlights: highlights.map {
+                    Backup.HighlightEntry(
+                        uuid: $0.uuid.uuidString.lowercased(), page: $0.page, text: $0.text, prefix: $0.prefix,
+                        suffix: $0.suffix, rects: $0.rects, color: $0.color, note: $0.note, author: $0.author,
+                        orphaned: $0.orphaned, createdAt: isoDate($0.createdAt), updatedAt: isoDate($0.updatedAt))
+                },
+                memos: try memos(of: book).map {
+                    Backup.MemoEntry(
+                        uuid: $0.uuid.uuidString.lowercased(), page: $0.page, text: $0.text, author: $0.author,
+                        createdAt: isoDate($0.createdAt), updatedAt: isoDate($0.updatedAt))
+                })
+        }
+        return Backup(format: Backup.formatName, version: Backup.currentVersion, exportedAt: isoDate(now), books: entries)
+    }
+
+    /// The export of `books` as text (markdown, json, csv).
+    public func exportText(_ books: [Book], format: ExportFormat) throws -> String {
+        let backup = try backup(books)
+        switch format {
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            return String(decoding: try encoder.encode(backup), as: UTF8.self) + "\n"
+        case .markdown:
+            return backup.books.map(markdown).joined(separator: "\n---\n\n")
+        case .csv:
+            return csv(backup.books)
+        case .pdf:
+            throw MarginError.invalidArgument("a PDF export is a file: give -o PATH")
+        }
+    }
+
+    /// Writes a copy of the book's PDF with its highlights as /Highlight annotations and its page
+    /// memos as /Text notes. The cached PDF is never modified.
+    public func exportPDF(_ book: Book, to output: String, force: Bool) async throws -> String {
+        let path = try await ensureCached(book)
+        let document = try Document(path: path, password: book.password)
+        for highlight in try highlights(of: book) where !highlight.orphaned {
+            let page = try document.page(highlight.page)
+            page.addHighlight(
+                highlight.rects.filter { $0.count == 4 }.map { PDFRect(x0: $0[0], y0: $0[1], x1: $0[2], y1: $0[3]) },
+                color: HighlightColor.rgb(highlight.color), contents: highlight.note, author: highlight.author ?? "Margin")
+        }
+        var perPage = [Int: Int]()
+        for memo in try memos(of: book) {
+            guard let number = memo.page else { continue }
+            let page = try document.page(number)
+            let (_, height) = page.size
+            let slot = perPage[number, default: 0]
+            perPage[number] = slot + 1
+            // Notes stack down the left margin, one per memo on the page.
+            page.addNote(
+                at: (x: 8, y: height - 8 - Double(slot) * 24), contents: memo.text,
+                color: RGB(red: 1, green: 0.85, blue: 0.2), author: memo.author ?? "Margin")
+        }
+        return try writeAtomically(to: output, force: force) { temporary in
+            try document.save(to: temporary)
+        }
+    }
+}
+
+// MARK: Markdown
+
+/// One book as Markdown: title, author, source, then per page its bookmarks, highlights (as
+/// quotes, with notes) and memos. Stable order, so re-exports diff cleanly.
+func markdown(_ book: Backup.BookEntry) -> String {
+    var lines = ["# \(escapeMarkdownLine(book.title))", ""]
+    var facts = [String]()
+    if let author = book.author { facts.append("**Author:** \(escapeMarkdownLine(author))") }
+    facts.append("**Pages:** \(book.pages)")
+    facts.append("**SHA-256:** `\(book.sha256)`")
+    if let source = book.sources.first { facts.append("**Source:** <\(source)>") }
+    if !book.tags.isEmpty { facts.append("**Tags:** " + book.tags.map { "#" + $0.replacingOccurrences(of: " ", with: "-") }.joined(separator: " ")) }
+    lines += facts.map { "- " + $0 }
+    lines.append("")
+    if let memo = book.memo {
+        lines += ["## Notes on the book", ""] + quoteLines(memo, prefix: "") + [""]
+    }
+    let bookMemos = book.memos.filter { $0.page == nil }
+    for memo in bookMemos {
+        if book.memo == nil && memo.uuid == bookMemos.first?.uuid { lines += ["## Notes on the book", ""] }
+        lines += quoteLines(memo.text, prefix: "") + [""]
+    }
+    let pages = Set(book.bookmarks.map(\.page) + book.highlights.map(\.page) + book.memos.compactMap(\.page)).sorted()
+    for page in pages {
+        lines += ["## Page \(page)", ""]
+        for bookmark in book.bookmarks where bookmark.page == page {
+            lines.append("- 🔖 Bookmark" + (bookmark.label.map { ": " + escapeMarkdownLine($0) } ?? ""))
+            lines.append("")
+        }
+        for highlight in book.highlights where highlight.page == page {
+            lines += quoteLines(highlight.text, prefix: "> ")
+            lines.append(">")
+            lines.append("> — p. \(page)" + (highlight.orphaned ? " (not found in the current version)" : ""))
+            if let note = highlight.note {
+                lines.append("")
+                let body = quoteLines(note, prefix: "")
+                lines.append("**Note:** " + (body.first ?? ""))
+                lines += body.dropFirst()
+            }
+            lines.append("")
+        }
+        for memo in book.memos where memo.page == page {
+            let body = quoteLines(memo.text, prefix: "")
+            lines.append("**Memo:** " + (body.first ?? ""))
+            lines += body.dropFirst()
+            lines.append("")
+        }
+    }
+    return lines.joined(separator: "\n")
+}
+
+/// Text split into lines safe inside Markdown: control characters dropped, lines that would
+/// start a heading, list or fence escaped, each with `prefix`.
+func quoteLines(_ text: String, prefix: String) -> [String] {
+    text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        .split(separator: "\n", omittingEmptySubsequences: false)
+        .map { prefix + escapeMarkdownLine(String($0)) }
+}
+
+/// One line of user text that cannot break the document's structure.
+func escapeMarkdownLine(_ line: String) -> String {
+    var text = String(String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f || $0 == "\t" }))
+    text = text.replacingOccurrences(of: "\t", with: " ")
+    let trimmed = text.drop { $0 == " " }
+    if let first = trimmed.first, "#>-+*`=|~".contains(first) || (first.isNumber && trimmed.contains(".")) {
+        text = "\\" + text
+    }
+    return text
+}
+
+// MARK: CSV
+
+/// One row per annotation, RFC 4180 quoting, cells that a spreadsheet would run as a formula
+/// (starting with = + - @, tab or carriage return) prefixed with an apostrophe.
+func csv(_ books: [Backup.BookEntry]) -> String {
+    var rows = [["book_sha256", "book_title", "kind", "uuid", "page", "text", "note", "color", "label", "author", "created_at", "updated_at"]]
+    for book in books {
+        for b in book.bookmarks {
+            rows.append([book.sha256, book.title, "bookmark", b.uuid, String(b.page), "", "", "", b.label ?? "", "", b.createdAt, b.updatedAt])
+        }
+        for h in book.highlights {
+            rows.append([book.sha256, book.title, "highlight", h.uuid, String(h.page), h.text, h.note ?? "", h.color, "", h.author ?? "", h.createdAt, h.updatedAt])
+        }
+        for m in book.memos {
+            rows.append([book.sha256, book.title, "memo", m.uuid, m.page.map(String.init) ?? "", m.text, "", "", "", m.author ?? "", m.createdAt, m.updatedAt])
+        }
+    }
+    return rows.map { $0.map(csvCell).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
+}
+
+func csvCell(_ value: String) -> String {
+    var text = value
+    if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) {
+        text = "'" + text
+    }
+    if text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+    return text
+}

@@ -1,0 +1,238 @@
+import Foundation
+
+/// What an import did (or, with --dry-run, would do), per kind and in total.
+public struct ImportReport: Sendable, Encodable, Equatable {
+    public struct Counts: Sendable, Encodable, Equatable {
+        public var added = 0
+        public var updated = 0
+        public var unchanged = 0
+        public var conflicts = 0
+
+        static func + (a: Counts, b: Counts) -> Counts {
+            Counts(added: a.added + b.added, updated: a.updated + b.updated, unchanged: a.unchanged + b.unchanged, conflicts: a.conflicts + b.conflicts)
+        }
+    }
+
+    public var books = Counts()
+    public var bookmarks = Counts()
+    public var highlights = Counts()
+    public var memos = Counts()
+    public var dryRun = false
+
+    /// Annotations only (books are reported apart).
+    public var total: Counts { bookmarks + highlights + memos }
+
+    enum CodingKeys: String, CodingKey { case added, updated, unchanged, conflicts, books, bookmarks, highlights, memos, dryRun }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(total.added, forKey: .added)
+        try c.encode(total.updated, forKey: .updated)
+        try c.encode(total.unchanged, forKey: .unchanged)
+        try c.encode(total.conflicts, forKey: .conflicts)
+        try c.encode(books, forKey: .books)
+        try c.encode(bookmarks, forKey: .bookmarks)
+        try c.encode(highlights, forKey: .highlights)
+        try c.encode(memos, forKey: .memos)
+        try c.encode(dryRun, forKey: .dryRun)
+    }
+}
+
+private struct DryRunRollback: Error {}
+
+extension Library {
+    /// Parses a backup, saying where it is malformed.
+    public static func parseBackup(_ data: Data, name: String) throws -> Backup {
+        let backup: Backup
+        do {
+            backup = try JSONDecoder().decode(Backup.self, from: data)
+        } catch let error as DecodingError {
+            throw MarginError.invalidArgument("\(name) is not a margin backup: \(describe(error)); nothing was imported")
+        } catch {
+            throw MarginError.invalidArgument("\(name) is not valid JSON: \(error.localizedDescription); nothing was imported")
+        }
+        guard backup.format == Backup.formatName else {
+            throw MarginError.invalidArgument("\(name) is not a margin backup: \"format\" is \"\(backup.format)\", expected \"\(Backup.formatName)\"; nothing was imported")
+        }
+        guard backup.version <= Backup.currentVersion, backup.version >= 1 else {
+            throw MarginError.invalidArgument("\(name) is backup format version \(backup.version); this margin reads version \(Backup.currentVersion) (upgrade margin); nothing was imported")
+        }
+        return backup
+    }
+
+    /// Merges a backup into the library in one transaction: books matched by SHA-256 (a book not
+    /// in the library is created from the backup and fetched from its sources when needed),
+    /// annotations by UUID. Same content is unchanged; different content is a conflict, won by
+    /// the newer `updatedAt`. A malformed entry imports nothing.
+    public func importBackup(_ backup: Backup, dryRun: Bool) throws -> ImportReport {
+        var report = ImportReport()
+        report.dryRun = dryRun
+        do {
+            try repository.write { store in
+                for (bookIndex, entry) in backup.books.enumerated() {
+                    let place = "books[\(bookIndex)]"
+                    let book = try mergeBook(entry, place: place, store, &report.books)
+                    let bookId = book.id ?? 0
+                    for (i, e) in entry.bookmarks.enumerated() {
+                        let at = "\(place).bookmarks[\(i)]"
+                        try checkImportedPage(e.page, pages: book.pages, at: at)
+                        var model = Bookmark(bookId: bookId, page: e.page, label: e.label)
+                        model.uuid = try uuid(e.uuid, at: at)
+                        model.createdAt = try date(e.createdAt, at: at + ".createdAt")
+                        model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
+                        try merge(model, store, &report.bookmarks)
+                    }
+                    for (i, e) in entry.highlights.enumerated() {
+                        let at = "\(place).highlights[\(i)]"
+                        try checkImportedPage(e.page, pages: book.pages, at: at)
+                        guard e.rects.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isFinite) }) else {
+                            throw MarginError.invalidArgument("\(at).rects: each rect must be [x0, y0, x1, y1]")
+                        }
+                        _ = try HighlightColor.parse(e.color)
+                        var model = Highlight(
+                            bookId: bookId, page: e.page, text: e.text, prefix: e.prefix, suffix: e.suffix, rects: e.rects,
+                            color: try HighlightColor.parse(e.color), note: e.note, author: e.author)
+                        model.orphaned = e.orphaned
+                        model.uuid = try uuid(e.uuid, at: at)
+                        model.createdAt = try date(e.createdAt, at: at + ".createdAt")
+                        model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
+                        try merge(model, store, &report.highlights)
+                    }
+                    for (i, e) in entry.memos.enumerated() {
+                        let at = "\(place).memos[\(i)]"
+                        if let page = e.page { try checkImportedPage(page, pages: book.pages, at: at) }
+                        var model = Memo(bookId: bookId, page: e.page, text: e.text, author: e.author)
+                        model.uuid = try uuid(e.uuid, at: at)
+                        model.createdAt = try date(e.createdAt, at: at + ".createdAt")
+                        model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
+                        try merge(model, store, &report.memos)
+                    }
+                }
+                if dryRun { throw DryRunRollback() }
+            }
+        } catch is DryRunRollback {
+            return report
+        }
+        return report
+    }
+
+    private func mergeBook(_ entry: Backup.BookEntry, place: String, _ store: any StoreWriter, _ counts: inout ImportReport.Counts) throws -> Book {
+        let sha = entry.sha256.lowercased()
+        guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
+            throw MarginError.invalidArgument("\(place).sha256: expected 64 hex digits")
+        }
+        guard entry.pages >= 1 else { throw MarginError.invalidArgument("\(place).pages: must be at least 1") }
+        if let existing = try store.first(Query<Book>().filter(Book.Fields.sha256 == sha)) {
+            counts.unchanged += 1
+            // Sources the backup knows are worth keeping.
+            for url in entry.sources {
+                var source = Source(bookId: existing.id ?? 0, url: url)
+                if try store.first(Query<Source>().filter(Source.Fields.bookId == (existing.id ?? 0) && Source.Fields.url == url)) == nil {
+                    try store.insert(&source)
+                }
+            }
+            return existing
+        }
+        guard nonEmpty(entry.title) != nil else { throw MarginError.invalidArgument("\(place).title: must not be empty") }
+        var book = Book(
+            sha256: sha, title: entry.title, author: entry.author, pages: entry.pages, bytes: entry.bytes, folder: entry.folder)
+        book.uuid = try uuid(entry.uuid, at: place)
+        book.memo = entry.memo
+        book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
+        book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
+        try store.insert(&book)
+        for url in entry.sources {
+            var source = Source(bookId: book.id ?? 0, url: url)
+            try store.insert(&source)
+        }
+        try addTags(entry.tags, to: book.id ?? 0, store, now: Date())
+        counts.added += 1
+        return book
+    }
+
+    private func merge<M: Model & Timestamped & Equatable>(
+        _ incoming: M, _ store: any StoreWriter, _ counts: inout ImportReport.Counts
+    ) throws {
+        let existing = try store.first(Query<M>().filter(Field<M, UUID>("uuid") == incoming.uuid))
+        guard let existing else {
+            var copy = incoming
+            try store.insert(&copy)
+            counts.added += 1
+            return
+        }
+        if sameContent(existing, incoming) {
+            counts.unchanged += 1
+            return
+        }
+        counts.conflicts += 1
+        if incoming.updatedAt > existing.updatedAt {
+            var copy = incoming
+            copy.id = existing.id
+            try store.update(copy)
+            counts.updated += 1
+        }
+    }
+}
+
+/// Models with creation and update times, for conflict resolution.
+protocol Timestamped {
+    var createdAt: Date { get set }
+    var updatedAt: Date { get set }
+}
+
+extension Bookmark: Timestamped {}
+extension Highlight: Timestamped {}
+extension Memo: Timestamped {}
+
+private func checkImportedPage(_ page: Int, pages: Int, at place: String) throws {
+    guard page >= 1, page <= pages else {
+        throw MarginError.invalidArgument("\(place).page: \(page) is outside the book's pages 1-\(pages); nothing was imported")
+    }
+}
+
+private func uuid(_ text: String, at place: String) throws -> UUID {
+    guard let value = UUID(uuidString: text) else {
+        throw MarginError.invalidArgument("\(place).uuid: '\(text)' is not a UUID; nothing was imported")
+    }
+    return value
+}
+
+private func date(_ text: String, at place: String) throws -> Date {
+    guard let value = parseISODate(text) else {
+        throw MarginError.invalidArgument("\(place): '\(text)' is not an ISO-8601 date; nothing was imported")
+    }
+    return value
+}
+
+/// "books[0].highlights[2].page: expected a number" from a DecodingError.
+private func describe(_ error: DecodingError) -> String {
+    func path(_ keys: [any CodingKey]) -> String {
+        keys.reduce("") { result, key in
+            if let index = key.intValue { return result + "[\(index)]" }
+            return result.isEmpty ? key.stringValue : result + "." + key.stringValue
+        }
+    }
+    switch error {
+    case .typeMismatch(let type, let context):
+        return "\(path(context.codingPath)): expected \(type)"
+    case .valueNotFound(let type, let context):
+        return "\(path(context.codingPath)): expected \(type), found null"
+    case .keyNotFound(let key, let context):
+        let parent = path(context.codingPath)
+        return "\(parent.isEmpty ? "" : parent + ": ")missing field \"\(key.stringValue)\""
+    case .dataCorrupted(let context):
+        let where_ = path(context.codingPath)
+        return (where_.isEmpty ? "" : where_ + ": ") + context.debugDescription
+    @unknown default:
+        return "\(error)"
+    }
+}
+
+/// Two annotations say the same thing (database ids and dates aside).
+private func sameContent<M: Model & Timestamped & Equatable>(_ a: M, _ b: M) -> Bool {
+    var left = a
+    left.id = b.id
+    left.createdAt = b.createdAt
+    left.updatedAt = b.updatedAt
+    return left == b
+}

@@ -1,0 +1,282 @@
+import Foundation
+import Poppler
+
+/// Where `highlight add` looks and how many matches it takes.
+public struct HighlightRequest: Sendable {
+    public var text: String
+    /// Only this page; else the whole book.
+    public var page: Int?
+    /// The K-th match (1-based), on the page or in the book.
+    public var occurrence: Int?
+    /// Every match.
+    public var all = false
+    public var color = HighlightColor.defaultColor
+    public var note: String?
+
+    public init(text: String) {
+        self.text = text
+    }
+}
+
+extension Library {
+    // MARK: Bookmarks
+
+    public func addBookmark(_ book: Book, page: Int, label: String?) throws -> Bookmark {
+        try checkPage(page, of: book)
+        let bookmark = try repository.write { store in
+            var bookmark = Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label))
+            try store.insert(&bookmark)
+            return bookmark
+        }
+        try touch(book)
+        return bookmark
+    }
+
+    public func bookmarks(of book: Book?) throws -> [Bookmark] {
+        try repository.read { store in
+            var query = Query<Bookmark>().sorted(by: Field<Bookmark, Int64>("bookId").ascending, Bookmark.Fields.page.ascending, Bookmark.Fields.id.ascending)
+            if let id = book?.id { query = query.filter(Bookmark.Fields.bookId == id) }
+            return try store.fetch(query)
+        }
+    }
+
+    public func removeBookmark(id: Int64) throws -> Bookmark {
+        try removeAnnotation(Bookmark.self, id: id, kind: "bookmark")
+    }
+
+    // MARK: Memos
+
+    public func addMemo(_ book: Book, page: Int?, text: String) throws -> Memo {
+        if let page { try checkPage(page, of: book) }
+        guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
+        let memo = try repository.write { store in
+            var memo = Memo(bookId: book.id ?? 0, page: page, text: text)
+            try store.insert(&memo)
+            return memo
+        }
+        try touch(book)
+        return memo
+    }
+
+    public func memos(of book: Book?) throws -> [Memo] {
+        try repository.read { store in
+            var query = Query<Memo>().sorted(by: Field<Memo, Int64>("bookId").ascending, Memo.Fields.page.ascending, Memo.Fields.id.ascending)
+            if let id = book?.id { query = query.filter(Memo.Fields.bookId == id) }
+            return try store.fetch(query)
+        }
+    }
+
+    public func editMemo(id: Int64, text: String) throws -> Memo {
+        guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
+        return try repository.write { store in
+            guard var memo = try store.find(Memo.self, id: id) else { throw MarginError.invalidArgument("no memo with id \(id); 'margin memo list' shows them") }
+            memo.text = text
+            memo.updatedAt = Date()
+            try store.update(memo)
+            return memo
+        }
+    }
+
+    public func removeMemo(id: Int64) throws -> Memo {
+        try removeAnnotation(Memo.self, id: id, kind: "memo")
+    }
+
+    // MARK: Highlights
+
+    public func highlights(of book: Book?) throws -> [Highlight] {
+        try repository.read { store in
+            var query = Query<Highlight>().sorted(by: Field<Highlight, Int64>("bookId").ascending, Highlight.Fields.page.ascending, Highlight.Fields.id.ascending)
+            if let id = book?.id { query = query.filter(Highlight.Fields.bookId == id) }
+            return try store.fetch(query).sorted(by: readingOrder)
+        }
+    }
+
+    public func editHighlight(id: Int64, note: String?, color: String?) throws -> Highlight {
+        let color = try color.map(HighlightColor.parse)
+        return try repository.write { store in
+            guard var highlight = try store.find(Highlight.self, id: id) else {
+                throw MarginError.invalidArgument("no highlight with id \(id); 'margin highlight list' shows them")
+            }
+            if let note { highlight.note = note.isEmpty ? nil : note }
+            if let color { highlight.color = color }
+            highlight.updatedAt = Date()
+            try store.update(highlight)
+            return highlight
+        }
+    }
+
+    public func removeHighlight(id: Int64) throws -> Highlight {
+        try removeAnnotation(Highlight.self, id: id, kind: "highlight")
+    }
+
+    /// Finds the text with poppler and saves a highlight per selected match (one transaction).
+    public func addHighlights(_ book: Book, _ request: HighlightRequest) async throws -> [Highlight] {
+        let needle = request.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !needle.isEmpty else { throw MarginError.invalidArgument("the text to highlight is empty") }
+        if let page = request.page { try checkPage(page, of: book) }
+        if let occurrence = request.occurrence, occurrence < 1 {
+            throw MarginError.invalidArgument("--occurrence counts from 1")
+        }
+        var current = book
+        if book.indexedAt == nil, let updated = try await reindex([book]).first { current = updated }
+        let path = try await ensureCached(current)
+        let document = try Document(path: path, password: current.password)
+        let storedPages = try pageTexts(of: current)
+        let folded = foldedTerm(needle)
+        // Pages whose text holds the words: where poppler is asked to look.
+        let occursOn = storedPages.filter { !SearchableText($0.text).foldedMatches(folded, wholeWord: false).isEmpty }.map(\.number)
+        let candidates = request.page.map { [$0] } ?? occursOn
+        var found = [(page: Int, index: Int, match: TextMatch)]()
+        for number in candidates {
+            let matches = try document.page(number).find(needle)
+            found += matches.enumerated().map { (number, $0.offset, $0.element) }
+            if !request.all, request.occurrence == nil, !found.isEmpty { break }
+        }
+        let selected: [(page: Int, index: Int, match: TextMatch)]
+        if request.all {
+            selected = found
+        } else if let occurrence = request.occurrence {
+            guard occurrence <= found.count else {
+                let place = request.page.map { "page \($0)" } ?? "the book"
+                throw MarginError.invalidArgument("'\(needle)' occurs \(found.count) time(s) on \(place); there is no occurrence \(occurrence)")
+            }
+            selected = [found[occurrence - 1]]
+        } else {
+            selected = Array(found.prefix(1))
+        }
+        guard !selected.isEmpty else {
+            let elsewhere = occursOn.filter { $0 != request.page }
+            let hint = elsewhere.isEmpty ? "it does not occur in the book" : "it occurs on page\(elsewhere.count == 1 ? "" : "s") \(elsewhere.prefix(20).map(String.init).joined(separator: ", "))"
+            let place = request.page.map { "on page \($0)" } ?? "in '\(current.title)'"
+            throw MarginError.invalidArgument("'\(needle)' was not found \(place); \(hint)")
+        }
+        let texts = Dictionary(storedPages.map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
+        var highlights = [Highlight]()
+        for (number, index, match) in selected {
+            let page = try document.page(number)
+            let exact = page.text(in: match.rects)
+                .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            let (prefix, suffix) = context(of: folded, occurrence: index, in: texts[number] ?? page.text)
+            highlights.append(
+                Highlight(
+                    bookId: current.id ?? 0, page: number, text: exact.isEmpty ? needle : exact, prefix: prefix,
+                    suffix: suffix, rects: match.rects.map(\.array), color: request.color, note: nonEmpty(request.note)))
+        }
+        let saved = try repository.write { store in
+            try highlights.map { highlight -> Highlight in
+                var copy = highlight
+                try store.insert(&copy)
+                return copy
+            }
+        }
+        try touch(current)
+        return saved
+    }
+
+    /// Every annotation of a book in reading order: page, then top to bottom (bookmarks first,
+    /// memos after the highlights of their page, memos on the whole book last).
+    public func annotations(of book: Book) throws -> [AnnotationItem] {
+        let items = try bookmarks(of: book).map(AnnotationItem.bookmark) + highlights(of: book).map(AnnotationItem.highlight)
+            + memos(of: book).map(AnnotationItem.memo)
+        return items.sorted { a, b in
+            let pa = a.page ?? Int.max
+            let pb = b.page ?? Int.max
+            if pa != pb { return pa < pb }
+            return rank(a) < rank(b)
+        }
+    }
+
+    /// How many annotations each book has.
+    public func annotationCounts(_ book: Book) throws -> (bookmarks: Int, highlights: Int, memos: Int) {
+        let id = book.id ?? -1
+        return try repository.read { store in
+            (
+                try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)),
+                try store.count(Query<Highlight>().filter(Highlight.Fields.bookId == id)),
+                try store.count(Query<Memo>().filter(Memo.Fields.bookId == id))
+            )
+        }
+    }
+
+    /// The marks `render --annotations` draws: highlights in their colours, a ribbon for a bookmark.
+    func overlays(for book: Book, page: Int) throws -> [Overlay] {
+        let id = book.id ?? -1
+        let (highlights, bookmarks) = try repository.read { store in
+            (
+                try store.fetch(Query<Highlight>().filter(Highlight.Fields.bookId == id && Highlight.Fields.page == page)),
+                try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id && Bookmark.Fields.page == page))
+            )
+        }
+        let document = try Document(path: store.path(for: book.sha256), password: book.password)
+        let height = try document.page(page).size.height
+        let width = try document.page(page).size.width
+        var overlays = [Overlay]()
+        for highlight in highlights where !highlight.orphaned {
+            let color = HighlightColor.rgb(highlight.color)
+            for rect in highlight.rects where rect.count == 4 {
+                // Stored in PDF space (bottom-left origin); drawn with the top-left origin.
+                overlays.append(
+                    Overlay(x0: rect[0], y0: height - rect[3], x1: rect[2], y1: height - rect[1], red: color.red, green: color.green, blue: color.blue))
+            }
+        }
+        if bookmarks > 0 {
+            overlays.append(Overlay(x0: width - 28, y0: 0, x1: width - 14, y1: 36, red: 0.85, green: 0.1, blue: 0.1, style: .marker))
+        }
+        return overlays
+    }
+
+    // MARK: Helpers
+
+    func checkPage(_ page: Int, of book: Book) throws {
+        guard page >= 1, page <= book.pages else { throw PopplerError.pageOutOfRange(page: page, count: book.pages) }
+    }
+
+    func pageTexts(of book: Book) throws -> [PageText] {
+        let id = book.id ?? -1
+        return try repository.read { store in
+            try store.fetch(Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
+        }
+    }
+
+    private func removeAnnotation<M: Model>(_ type: M.Type, id: Int64, kind: String) throws -> M {
+        try repository.write { store in
+            guard let model = try store.find(M.self, id: id) else {
+                throw MarginError.invalidArgument("no \(kind) with id \(id); 'margin \(kind) list' shows them")
+            }
+            try store.delete(model)
+            return model
+        }
+    }
+}
+
+/// About 32 characters of page text before and after the `occurrence`-th match of `folded`.
+func context(of folded: [Unicode.Scalar], occurrence: Int, in text: String) -> (String, String) {
+    let searchable = SearchableText(text)
+    let ranges = searchable.foldedMatches(folded, wholeWord: false)
+    guard !ranges.isEmpty else { return ("", "") }
+    let range = ranges[min(occurrence, ranges.count - 1)]
+    func string(_ slice: ArraySlice<Unicode.Scalar>) -> String {
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: slice)
+        return String(view)
+    }
+    let prefix = string(searchable.cased[max(0, range.lowerBound - 32)..<range.lowerBound])
+    let suffix = string(searchable.cased[range.upperBound..<min(searchable.cased.count, range.upperBound + 32)])
+    return (prefix, suffix)
+}
+
+/// Top to bottom on a page: larger y is higher in PDF space.
+func readingOrder(_ a: Highlight, _ b: Highlight) -> Bool {
+    if a.bookId != b.bookId { return a.bookId < b.bookId }
+    if a.page != b.page { return a.page < b.page }
+    if a.top != b.top { return a.top > b.top }
+    return (a.rects.first?.first ?? 0) < (b.rects.first?.first ?? 0)
+}
+
+private func rank(_ item: AnnotationItem) -> (Int, Double, Int64) {
+    switch item {
+    case .bookmark(let b): return (0, 0, b.id ?? 0)
+    case .highlight(let h): return (1, -h.top, h.id ?? 0)
+    case .memo(let m): return (2, 0, m.id ?? 0)
+    }
+}

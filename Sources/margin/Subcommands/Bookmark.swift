@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import MarginKit
+
+extension Margin {
+    struct BookmarkCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bookmark",
+            abstract: "Add, list and remove bookmarks on pages.",
+            subcommands: [Add.self, List.self, Remove.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "add", abstract: "Bookmark a page.",
+                discussion: "Example: margin bookmark add 3 42 --label \"proof of lemma 2\"")
+
+            @Argument(help: "The book.") var book: String
+            @Argument(help: "The page (1-based).") var page: Int
+            @Option(help: "A label for the bookmark.") var label: String?
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let library = try global.openLibrary()
+                let bookmark = try library.addBookmark(library.resolve(book), page: page, label: label)
+                if global.json { return try Console.json(BookmarkView(bookmark)) }
+                Console.out("bookmark \(bookmark.id ?? 0) on page \(bookmark.page)")
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List bookmarks, by page (of one book, or all).")
+
+            @Argument(help: "The book (all books when omitted).") var book: String?
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let library = try global.openLibrary()
+                let selected = try book.map { try library.resolve($0) }
+                let titles = try bookTitles(library)
+                let bookmarks = try library.bookmarks(of: selected)
+                if global.json { return try Console.json(bookmarks.map { BookmarkView($0, title: titles[$0.bookId]) }) }
+                if bookmarks.isEmpty { return global.note("no bookmarks") }
+                Console.table(
+                    ["ID", "BOOK", "PAGE", "LABEL"],
+                    bookmarks.map { [String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 40), String($0.page), Console.cell($0.label)] })
+            }
+        }
+
+        struct Remove: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a bookmark.")
+
+            @Argument(help: "The bookmark's id.") var id: Int64
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let bookmark = try global.openLibrary().removeBookmark(id: id)
+                if global.json { return try Console.json(BookmarkView(bookmark)) }
+                Console.out("removed bookmark \(id) (page \(bookmark.page))")
+            }
+        }
+    }
+}
+
+/// Book titles by id, for listings across the library.
+func bookTitles(_ library: Library) throws -> [Int64: String] {
+    Dictionary(try library.allBooks().compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
+}

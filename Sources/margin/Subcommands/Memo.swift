@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import MarginKit
+
+extension Margin {
+    struct MemoCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "memo",
+            abstract: "Write, list, edit and remove memos on books and pages.",
+            subcommands: [Add.self, List.self, Edit.self, Remove.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "add", abstract: "Write a memo on a page, or on the whole book.",
+                discussion: """
+                    TEXT - reads the memo from stdin.
+
+                    Examples:
+                      margin memo add 3 --page 12 "Compare with chapter 2"
+                      pbpaste | margin memo add 3 -
+                    """)
+
+            @Argument(help: "The book.") var book: String
+            @Argument(help: "The memo, or - to read it from stdin.") var text: String
+            @Option(help: ArgumentHelp("The page (1-based); without it the memo is on the whole book.", valueName: "N")) var page: Int?
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let library = try global.openLibrary()
+                let body = text == "-" ? readStandardInput() : text
+                let memo = try library.addMemo(library.resolve(book), page: page, text: body)
+                if global.json { return try Console.json(MemoView(memo)) }
+                Console.out("memo \(memo.id ?? 0)" + (memo.page.map { " on page \($0)" } ?? " on the book"))
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List memos (of one book, or all).")
+
+            @Argument(help: "The book (all books when omitted).") var book: String?
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let library = try global.openLibrary()
+                let selected = try book.map { try library.resolve($0) }
+                let titles = try bookTitles(library)
+                let memos = try library.memos(of: selected)
+                if global.json { return try Console.json(memos.map { MemoView($0, title: titles[$0.bookId]) }) }
+                if memos.isEmpty { return global.note("no memos") }
+                Console.table(
+                    ["ID", "BOOK", "PAGE", "MEMO"],
+                    memos.map {
+                        [String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 32), $0.page.map(String.init) ?? "-", Console.cell($0.text, width: 60)]
+                    })
+            }
+        }
+
+        struct Edit: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "edit", abstract: "Replace a memo's text (- reads stdin).")
+
+            @Argument(help: "The memo's id.") var id: Int64
+            @Argument(help: "The new text, or - to read it from stdin.") var text: String
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let memo = try global.openLibrary().editMemo(id: id, text: text == "-" ? readStandardInput() : text)
+                if global.json { return try Console.json(MemoView(memo)) }
+                Console.out("updated memo \(id)")
+            }
+        }
+
+        struct Remove: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a memo.")
+
+            @Argument(help: "The memo's id.") var id: Int64
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let memo = try global.openLibrary().removeMemo(id: id)
+                if global.json { return try Console.json(MemoView(memo)) }
+                Console.out("removed memo \(id)")
+            }
+        }
+    }
+}
+
+/// All of stdin as text, without a final newline.
+func readStandardInput() -> String {
+    let data = FileHandle.standardInput.readDataToEndOfFile()
+    var text = String(decoding: data, as: UTF8.self)
+    while text.hasSuffix("\n") { text.removeLast() }
+    return text
+}

@@ -1,4 +1,5 @@
 import Foundation
+import MarginKit
 
 /// A one-line progress bar on stderr, shown only on a terminal and never with --quiet or --json.
 struct ProgressBar: Sendable {
@@ -22,5 +23,103 @@ struct ProgressBar: Sendable {
             FileHandle.standardError.write(Data("\r\(label) \(bar) \(done)/\(total) \(percent)%\u{1B}[K".utf8))
             if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
         }
+    }
+}
+
+/// Live progress bars on stderr, one per active download: bytes, percent, rate, ETA. Only on a
+/// terminal, and never with --quiet or --json.
+final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
+    private struct Transfer {
+        var name: String
+        var total: Int64?
+        var received: Int64
+        var resumedAt: Int64
+        var started: Date
+    }
+
+    private let lock = NSLock()
+    private var transfers: [(url: String, transfer: Transfer)] = []
+    private var drawnLines = 0
+    private var lastDraw = Date.distantPast
+
+    /// A renderer when stderr is a terminal and the user wants chatter; nil otherwise.
+    static func make(_ global: GlobalOptions) -> TerminalDownloadProgress? {
+        Console.stderrIsTTY && !global.quiet && !global.json ? TerminalDownloadProgress() : nil
+    }
+
+    func started(_ url: String, total: Int64?, resumedAt: Int64) {
+        let name = URL(string: url)?.lastPathComponent ?? url
+        update {
+            transfers.removeAll { $0.url == url }
+            transfers.append((url, Transfer(name: name, total: total, received: resumedAt, resumedAt: resumedAt, started: Date())))
+        }
+    }
+
+    func received(_ url: String, bytes: Int64) {
+        update(force: false) {
+            if let index = transfers.firstIndex(where: { $0.url == url }) { transfers[index].transfer.received = bytes }
+        }
+    }
+
+    func finished(_ url: String) {
+        update { transfers.removeAll { $0.url == url } }
+    }
+
+    private func update(force: Bool = true, _ change: () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        change()
+        let now = Date()
+        guard force || now.timeIntervalSince(lastDraw) > 0.1 else { return }
+        lastDraw = now
+        var output = drawnLines > 0 ? "\u{1B}[\(drawnLines)F" : ""
+        for (_, transfer) in transfers {
+            output += "\u{1B}[2K" + line(transfer, now: now) + "\n"
+        }
+        if transfers.count < drawnLines {
+            output += String(repeating: "\u{1B}[2K\n", count: drawnLines - transfers.count)
+            output += "\u{1B}[\(drawnLines - transfers.count)F"
+        }
+        drawnLines = transfers.count
+        FileHandle.standardError.write(Data(output.utf8))
+    }
+
+    private func line(_ t: Transfer, now: Date) -> String {
+        let elapsed = max(now.timeIntervalSince(t.started), 0.001)
+        let rate = Double(t.received - t.resumedAt) / elapsed
+        let name = t.name.count > 24 ? String(t.name.prefix(23)) + "…" : t.name.padding(toLength: 24, withPad: " ", startingAt: 0)
+        guard let total = t.total, total > 0 else {
+            return "\(name) \(formatBytes(t.received))  \(formatBytes(Int64(rate)))/s"
+        }
+        let fraction = min(1, Double(t.received) / Double(total))
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        let eta = rate > 0 ? Int(Double(total - t.received) / rate) : 0
+        return "\(name) \(bar) \(Int(fraction * 100))%  \(formatBytes(t.received))/\(formatBytes(total))  \(formatBytes(Int64(rate)))/s  ETA \(eta)s"
+    }
+}
+
+/// Ctrl-C during a download: partial files stay (with their validators) for the next run.
+func installInterruptHandler(_ global: GlobalOptions) {
+    signal(SIGINT, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    source.setEventHandler {
+        Console.error("\nerror: interrupted; partial downloads are kept: run the same command again to resume")
+        exit(130)
+    }
+    source.resume()
+    InterruptSource.shared.keep(source)
+}
+
+private final class InterruptSource: @unchecked Sendable {
+    static let shared = InterruptSource()
+    private var sources: [any DispatchSourceSignal] = []
+    private let lock = NSLock()
+
+    func keep(_ source: any DispatchSourceSignal) {
+        lock.lock()
+        sources.append(source)
+        lock.unlock()
     }
 }

@@ -33,6 +33,9 @@ import TestSupport
             }
             let books = try database.repository.read { try $0.all(Book.self) }
             #expect(books.allSatisfy { $0.sha256.count == 64 && !$0.title.isEmpty }, "\(name)")
+            // Every book has its current file as a version (v4 made them for older libraries).
+            let versions = try database.repository.read { try $0.all(Version.self) }
+            #expect(Set(versions.map(\.sha256)) == Set(books.map(\.sha256)), "\(name)")
             if name != "v\(LibraryDatabase.latestVersion).sqlite" {
                 #expect(database.backupPath != nil, "\(name): a copy is kept before migrating")
             }

@@ -141,6 +141,8 @@ extension Library {
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
         try store.insert(&book)
+        var version = Version(bookId: book.id ?? 0, sha256: sha, bytes: entry.bytes, pages: entry.pages, source: entry.sources.first)
+        try store.insert(&version)
         for url in entry.sources {
             var source = Source(bookId: book.id ?? 0, url: url)
             try store.insert(&source)

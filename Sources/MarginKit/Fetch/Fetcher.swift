@@ -20,6 +20,10 @@ struct Fetcher: Sendable {
     let store: ContentStore
     let maxSize: Int64
     let client: HTTPClient
+    /// Attempts after the first on connection errors, cuts and 5xx (never on 4xx).
+    var retries = ProcessInfo.processInfo.environment["MARGIN_RETRIES"].flatMap { Int($0) }.map { max(0, $0) } ?? 3
+    /// Told about each download's progress (a progress bar), if anyone listens.
+    var progress: (any DownloadProgress)?
 
     static let userAgent = "margin/\(MarginVersion.current)"
 
@@ -67,57 +71,10 @@ struct Fetcher: Sendable {
             throw error
         }
     }
-
-    /// Downloads `url`, streaming the body to disk.
-    func stageDownload(url: String) async throws -> StagedFile {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "User-Agent", value: Self.userAgent)
-        request.headers.add(name: "Accept", value: "application/pdf, */*;q=0.8")
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(request, timeout: .hours(24))
-        } catch {
-            throw MarginError.unreachable(url: url, reason: describe(error))
-        }
-        guard (200..<300).contains(response.status.code) else {
-            throw MarginError.httpStatus(url: url, code: Int(response.status.code), reason: response.status.reasonPhrase)
-        }
-        let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }
-        if let expected, expected > maxSize {
-            throw MarginError.tooLarge(url: url, limit: maxSize, size: expected)
-        }
-        let staged = try store.makeTemporaryFile()
-        do {
-            let file = try HashingFile(path: staged)
-            do {
-                for try await chunk in response.body {
-                    if file.count + Int64(chunk.readableBytes) > maxSize {
-                        throw MarginError.tooLarge(url: url, limit: maxSize, size: expected)
-                    }
-                    try chunk.withUnsafeReadableBytes { try file.write($0) }
-                }
-            } catch let error as MarginError {
-                throw error
-            } catch {
-                throw MarginError.incompleteDownload(url: url, expected: expected ?? -1, received: file.count)
-            }
-            if let expected, file.count != expected {
-                throw MarginError.incompleteDownload(url: url, expected: expected, received: file.count)
-            }
-            let sha = try file.finish()
-            return StagedFile(
-                path: staged, sha256: sha, bytes: file.count, head: file.head, tail: file.tail,
-                etag: response.headers.first(name: "etag"),
-                lastModified: response.headers.first(name: "last-modified"))
-        } catch {
-            try? FileManager.default.removeItem(atPath: staged)
-            throw error
-        }
-    }
 }
 
 /// A short, human description of a connection error.
-private func describe(_ error: any Error) -> String {
+func describe(_ error: any Error) -> String {
     if let error = error as? HTTPClientError {
         switch error {
         case .redirectCycleDetected: return "the server's redirects form a loop"

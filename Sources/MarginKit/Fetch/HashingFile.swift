@@ -15,12 +15,45 @@ final class HashingFile {
     static let headSize = 1024
     static let tailSize = 2048
 
-    init(path: String) throws {
+    /// Opens `path` for writing: emptied, or with `append`, continued after the bytes it holds
+    /// (which are hashed first, so the digest covers the whole file).
+    init(path: String, append: Bool = false) throws {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        descriptor = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC))
         guard descriptor >= 0 else {
             throw MarginError.io("cannot write \(path): \(String(cString: strerror(errno)))")
         }
+        if append {
+            try readExisting()
+        }
+    }
+
+    /// Feeds the bytes already in the file through the hash and the head/tail windows.
+    private func readExisting() throws {
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(input, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            account(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+    }
+
+    private func account(_ bytes: UnsafeRawBufferPointer) {
+        hasher.update(bufferPointer: bytes)
+        if head.count < Self.headSize {
+            head += bytes.prefix(Self.headSize - head.count)
+        }
+        tail += bytes.suffix(Self.tailSize)
+        if tail.count > Self.tailSize { tail.removeFirst(tail.count - Self.tailSize) }
+        count += Int64(bytes.count)
     }
 
     deinit {
@@ -29,12 +62,6 @@ final class HashingFile {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
-        hasher.update(bufferPointer: bytes)
-        if head.count < Self.headSize {
-            head += bytes.prefix(Self.headSize - head.count)
-        }
-        tail += bytes.suffix(Self.tailSize)
-        if tail.count > Self.tailSize { tail.removeFirst(tail.count - Self.tailSize) }
         var offset = 0
         while offset < bytes.count {
             let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -44,7 +71,7 @@ final class HashingFile {
             }
             offset += written
         }
-        count += Int64(bytes.count)
+        account(bytes)
     }
 
     /// Flushes to disk and returns the hex SHA-256 of everything written.

@@ -91,9 +91,13 @@ enum InputKind: Equatable {
 extension Library {
     /// Adds each input (URL or path), up to `jobs` at a time. One input's failure doesn't stop
     /// the others; the outcomes come back in input order.
-    public func add(_ inputs: [String], options: AddOptions, jobs: Int = 4) async -> [AddOutcome] {
+    public func add(
+        _ inputs: [String], options: AddOptions, jobs: Int = 4, progress: (any DownloadProgress)? = nil
+    ) async -> [AddOutcome] {
         let client = Fetcher.makeClient()
-        let fetcher = Fetcher(store: store, maxSize: options.maxSize, client: client)
+        var configured = Fetcher(store: store, maxSize: options.maxSize, client: client)
+        configured.progress = progress
+        let fetcher = configured
         var outcomes = [AddOutcome?](repeating: nil, count: inputs.count)
         await withTaskGroup(of: (Int, AddOutcome).self) { group in
             var next = 0
@@ -125,7 +129,24 @@ extension Library {
         let kind = try InputKind(input)
         let staged: StagedFile
         switch kind {
-        case .remote(let url): staged = try await fetcher.stageDownload(url: url)
+        case .remote(let url):
+            // A URL the library knows is revalidated: a 304 transfers nothing.
+            let known = try repository.read { store -> (Book, Source)? in
+                guard let source = try store.first(Query<Source>().filter(Source.Fields.url == url)),
+                    let book = try store.find(Book.self, id: source.bookId)
+                else { return nil }
+                return (book, source)
+            }
+            let validators = known.map { Validators(etag: $0.1.etag, lastModified: $0.1.lastModified) }
+            let usable = known.map { store.contains($0.0.sha256) } == true && validators?.isEmpty == false
+            switch try await fetcher.download(url: url, revalidate: usable ? validators : nil) {
+            case .notModified:
+                guard let (book, _) = known else { throw MarginError.io("\(url): unexpected 304") }
+                try addTags(options.tags, book)
+                return (try info(book), true)
+            case .staged(let file):
+                staged = file
+            }
         case .local(let path): staged = try fetcher.stageLocal(path: path)
         }
         defer { try? FileManager.default.removeItem(atPath: staged.path) }
@@ -165,6 +186,9 @@ extension Library {
                     pages: facts.pages, bytes: staged.bytes, folder: nonEmpty(options.folder),
                     password: options.password, now: now)
                 try store.insert(&book)
+                var version = Version(
+                    bookId: book.id ?? 0, sha256: book.sha256, bytes: book.bytes, pages: book.pages, source: kind.sourceURL, now: now)
+                try store.insert(&version)
                 if let extracted { try storeText(extracted, for: &book, store, now: now) }
                 var source = Source(bookId: book.id ?? 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
                 try store.insert(&source)
@@ -175,6 +199,11 @@ extension Library {
             if placedNew { store.remove(staged.sha256) }
             throw error
         }
+    }
+
+    private func addTags(_ names: [String], _ book: Book) throws {
+        guard !names.isEmpty else { return }
+        try repository.write { store in try addTags(names, to: book.id ?? 0, store, now: Date()) }
     }
 
     func addTags(_ names: [String], to bookId: Int64, _ store: any StoreWriter, now: Date) throws {

@@ -207,9 +207,9 @@ extension Library {
                 try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id && Bookmark.Fields.page == page))
             )
         }
-        let document = try Document(path: store.path(for: book.sha256), password: book.password)
-        let height = try document.page(page).size.height
-        let width = try document.page(page).size.width
+        let (width, height) = try documents.withDocument(path: store.path(for: book.sha256), password: book.password) {
+            try $0.page(page).size
+        }
         var overlays = [Overlay]()
         for highlight in highlights where !highlight.orphaned {
             let color = HighlightColor.rgb(highlight.color)

@@ -48,13 +48,21 @@ extension Library {
             throw PopplerError.pageOutOfRange(page: request.page, count: book.pages)
         }
         let path = try await ensureCached(book)
-        let document: Document
+        let overlays = request.annotations ? try overlays(for: book, page: request.page) : []
+        let result: RenderResult
         do {
-            document = try Document(path: path, password: book.password)
+            result = try documents.withDocument(path: path, password: book.password) { document in
+                try render(try document.page(request.page), request, overlays: overlays, to: output, force: force)
+            }
         } catch let error as PopplerError {
+            if case .pageOutOfRange = error { throw error }
             throw MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
         }
-        let page = try document.page(request.page)
+        try touch(book)
+        return result
+    }
+
+    private func render(_ page: Page, _ request: RenderRequest, overlays: [Overlay], to output: String, force: Bool) throws -> RenderResult {
         var notes = [String]()
         var dpi = request.dpi
         let (pointsWide, pointsHigh) = page.size
@@ -72,11 +80,9 @@ extension Library {
             notes.append("capped the resolution at \(Int(capped)) dpi to stay within \(RenderRequest.maxPixels) pixels a side")
             dpi = capped
         }
-        let overlays = request.annotations ? try overlays(for: book, page: request.page) : []
         let written = try writeAtomically(to: output, force: force) { temporary in
             try page.render(to: temporary, format: request.format, dpi: dpi, overlays: overlays)
         }
-        try touch(book)
         let pixels: (width: Int, height: Int) =
             request.format == .png
             ? page.pixelSize(dpi: dpi) : (Int(pointsWide.rounded(.up)), Int(pointsHigh.rounded(.up)))

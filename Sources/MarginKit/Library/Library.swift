@@ -6,6 +6,8 @@ public final class Library: Sendable {
     public let paths: LibraryPaths
     public let database: LibraryDatabase
     public let store: ContentStore
+    /// Opened documents, kept for the life of the process (the memory tier of the cache).
+    let documents = DocumentCache()
     var repository: any Repository { database.repository }
 
     /// Opens the library at `paths`, creating its folders (user-only) and migrating its database.

@@ -68,6 +68,8 @@ public struct Source: Model, Equatable {
     public var lastModified: String?
     public var addedAt: Date
     public var updatedAt: Date
+    /// When the URL was last revalidated.
+    public var checkedAt: Date?
 
     public init(bookId: Int64, url: String, etag: String? = nil, lastModified: String? = nil, now: Date = Date()) {
         self.uuid = UUID()
@@ -140,5 +142,38 @@ public struct PageText: Model, Equatable {
     public enum Fields {
         public static let bookId = Field<PageText, Int64>("bookId")
         public static let number = Field<PageText, Int>("number")
+    }
+}
+
+/// One version of a book's PDF. The book's `sha256` names the version it serves; older (or,
+/// with `refresh --keep-old`, newer) versions stay in the cache.
+public struct Version: Model, Equatable {
+    public static let entity = "version"
+    public static let naturalKey = ["bookId", "sha256"]
+
+    public var id: Int64?
+    public var uuid: UUID
+    public var bookId: Int64
+    public var sha256: String
+    public var bytes: Int64
+    public var pages: Int
+    /// The URL it came from.
+    public var source: String?
+    public var addedAt: Date
+
+    public init(bookId: Int64, sha256: String, bytes: Int64, pages: Int, source: String?, now: Date = Date()) {
+        self.uuid = UUID()
+        self.bookId = bookId
+        self.sha256 = sha256
+        self.bytes = bytes
+        self.pages = pages
+        self.source = source
+        self.addedAt = now
+    }
+
+    public enum Fields {
+        public static let bookId = Field<Version, Int64>("bookId")
+        public static let sha256 = Field<Version, String>("sha256")
+        public static let addedAt = Field<Version, Date>("addedAt")
     }
 }

@@ -14,6 +14,7 @@ enum Schema {
         ("v1-books", v1Books),
         ("v2-page-text", v2PageText),
         ("v3-annotations", v3Annotations),
+        ("v4-versions", v4Versions),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -175,6 +176,31 @@ enum Schema {
                 CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo BEGIN
                     DELETE FROM annotation_fts WHERE rowid = old.id * 2 + 1;
                 END;
+                """)
+    }
+
+    /// v4: the versions of each book's PDF (a URL's content can change), and when each source
+    /// was last checked. Every existing book gets its current file as its first version.
+    private static func v4Versions(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE version (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uuid BLOB NOT NULL UNIQUE,
+                    bookId INTEGER NOT NULL REFERENCES book(id) ON DELETE CASCADE,
+                    sha256 TEXT NOT NULL,
+                    bytes INTEGER NOT NULL,
+                    pages INTEGER NOT NULL,
+                    source TEXT,
+                    addedAt DATETIME NOT NULL,
+                    UNIQUE(bookId, sha256)
+                );
+                CREATE INDEX version_sha256 ON version(sha256);
+                INSERT INTO version (uuid, bookId, sha256, bytes, pages, source, addedAt)
+                    SELECT randomblob(16), id, sha256, bytes, pages,
+                           (SELECT url FROM source WHERE source.bookId = book.id ORDER BY source.id LIMIT 1), addedAt
+                    FROM book;
+                ALTER TABLE source ADD COLUMN checkedAt DATETIME;
                 """)
     }
 }

@@ -65,7 +65,8 @@ extension Margin {
             options.tags = tags
             options.password = password
             options.maxSize = parseByteSize(maxSize) ?? options.maxSize
-            let outcomes = await library.add(inputs, options: options, jobs: jobs)
+            installInterruptHandler(global)
+            let outcomes = await library.add(inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }
             for outcome in outcomes {
                 if let info = outcome.book {

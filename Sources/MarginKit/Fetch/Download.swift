@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Validators a server gave for a URL's content.
+public struct Validators: Codable, Sendable, Equatable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    var isEmpty: Bool { etag == nil && lastModified == nil }
+}
+
+/// Someone who wants to know how downloads are going (the CLI's progress bars).
+public protocol DownloadProgress: Sendable {
+    func started(_ url: String, total: Int64?, resumedAt: Int64)
+    func received(_ url: String, bytes: Int64)
+    func finished(_ url: String)
+}
+
+/// What a download came to.
+enum DownloadResult: Sendable {
+    /// The server said 304: what we have is current.
+    case notModified(Validators)
+    case staged(StagedFile)
+}
+
+/// What a `.part` file is the beginning of, kept beside it as JSON so that the next run can
+/// ask for the rest with `Range` + `If-Range`.
+private struct PartInfo: Codable {
+    var url: String
+    var validators: Validators
+    var total: Int64?
+}
+
+/// Errors worth another attempt: connection trouble, a cut mid-body, 5xx.
+private struct Retryable: Error {
+    var error: MarginError
+}
+
+extension Fetcher {
+    /// Where the partial download of `url` lives in the cache's `tmp/`.
+    func partPath(for url: String) -> String {
+        let digest = SHA256.hash(data: Data(url.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return "\(store.temporaryFolder)/download-\(digest).part"
+    }
+
+    /// Downloads `url` into the cache's `tmp/`, streamed and hashed.
+    ///
+    /// - A `.part` left by an interrupted run is continued with `Range` + `If-Range`; the
+    ///   download starts over only when the server can't resume or the content changed.
+    /// - With `revalidate`, sends `If-None-Match` / `If-Modified-Since`; a 304 transfers nothing.
+    /// - Retries connection errors, cuts and 5xx with backoff; never 4xx.
+    func download(url: String, revalidate: Validators? = nil) async throws -> DownloadResult {
+        try store.prepare()
+        var attempt = 0
+        while true {
+            do {
+                return try await attemptDownload(url: url, revalidate: revalidate)
+            } catch let failure as Retryable {
+                guard attempt < retries else { throw failure.error }
+                attempt += 1
+                let base = Double(ProcessInfo.processInfo.environment["MARGIN_RETRY_DELAY_MS"].flatMap(Double.init) ?? 500) / 1000
+                try await Task.sleep(nanoseconds: UInt64(base * pow(2, Double(attempt - 1)) * 1e9))
+            }
+        }
+    }
+
+    private func attemptDownload(url: String, revalidate: Validators?) async throws -> DownloadResult {
+        let part = partPath(for: url)
+        let infoPath = part + ".json"
+        let existing = isRegularFile(part) ? (fileSize(part) ?? 0) : 0
+        let info = existing > 0 ? readPartInfo(infoPath, url: url) : nil
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "User-Agent", value: Self.userAgent)
+        request.headers.add(name: "Accept", value: "application/pdf, */*;q=0.8")
+        let resumeFrom: Int64? = {
+            guard let info, let validator = info.validators.etag ?? info.validators.lastModified else { return nil }
+            request.headers.add(name: "Range", value: "bytes=\(existing)-")
+            request.headers.add(name: "If-Range", value: validator)
+            return existing
+        }()
+        if resumeFrom == nil, let revalidate {
+            if let etag = revalidate.etag { request.headers.add(name: "If-None-Match", value: etag) }
+            if let lastModified = revalidate.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: .hours(24))
+        } catch {
+            throw Retryable(error: .unreachable(url: url, reason: describe(error)))
+        }
+        let validators = Validators(
+            etag: response.headers.first(name: "etag"), lastModified: response.headers.first(name: "last-modified"))
+        let status = Int(response.status.code)
+        var append = false
+        var total = response.headers.first(name: "content-length").flatMap { Int64($0) }
+        switch status {
+        case 304 where revalidate != nil && resumeFrom == nil:
+            return .notModified(validators.isEmpty ? revalidate ?? validators : validators)
+        case 206:
+            // "bytes START-END/TOTAL": continue only from exactly where the part ends.
+            let range = response.headers.first(name: "content-range") ?? ""
+            let numbers = range.split { !$0.isNumber }.compactMap { Int64($0) }
+            guard let resumeFrom, numbers.count >= 2, numbers[0] == resumeFrom else {
+                discardPart(part)
+                throw Retryable(error: .incompleteDownload(url: url, expected: -1, received: 0))
+            }
+            append = true
+            total = numbers.count >= 3 ? numbers[2] : nil
+        case 416:
+            discardPart(part)
+            throw Retryable(error: .httpStatus(url: url, code: 416, reason: "Range Not Satisfiable"))
+        case 200..<300:
+            break
+        case 500..<600:
+            throw Retryable(error: .httpStatus(url: url, code: status, reason: response.status.reasonPhrase))
+        default:
+            throw MarginError.httpStatus(url: url, code: status, reason: response.status.reasonPhrase)
+        }
+        if let total, total > maxSize {
+            throw MarginError.tooLarge(url: url, limit: maxSize, size: total)
+        }
+        if !append {
+            discardPart(part)
+            FileManager.default.createFile(atPath: part, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        // Without validators a part can't be resumed safely, so it isn't kept.
+        let resumable = !validators.isEmpty
+        if resumable {
+            writePartInfo(PartInfo(url: url, validators: validators, total: total), to: infoPath)
+        }
+        let file = try HashingFile(path: part, append: append)
+        progress?.started(url, total: total, resumedAt: file.count)
+        defer { progress?.finished(url) }
+        do {
+            for try await chunk in response.body {
+                if file.count + Int64(chunk.readableBytes) > maxSize {
+                    discardPart(part)
+                    throw MarginError.tooLarge(url: url, limit: maxSize, size: total)
+                }
+                try chunk.withUnsafeReadableBytes { try file.write($0) }
+                progress?.received(url, bytes: file.count)
+            }
+        } catch let error as MarginError {
+            throw error
+        } catch {
+            if !resumable { discardPart(part) }
+            throw Retryable(error: .incompleteDownload(url: url, expected: total ?? -1, received: file.count))
+        }
+        if let total, file.count != total {
+            if !resumable { discardPart(part) }
+            throw Retryable(error: .incompleteDownload(url: url, expected: total, received: file.count))
+        }
+        let sha = try file.finish()
+        // The whole file: hand it over under a name of its own.
+        let staged = try store.makeTemporaryFile()
+        guard rename(part, staged) == 0 else {
+            throw MarginError.io("cannot move \(part): \(String(cString: strerror(errno)))")
+        }
+        try? FileManager.default.removeItem(atPath: infoPath)
+        return .staged(
+            StagedFile(
+                path: staged, sha256: sha, bytes: file.count, head: file.head, tail: file.tail, etag: validators.etag,
+                lastModified: validators.lastModified))
+    }
+
+    private func discardPart(_ part: String) {
+        try? FileManager.default.removeItem(atPath: part)
+        try? FileManager.default.removeItem(atPath: part + ".json")
+    }
+
+    private func readPartInfo(_ path: String, url: String) -> PartInfo? {
+        guard let data = FileManager.default.contents(atPath: path),
+            let info = try? JSONDecoder().decode(PartInfo.self, from: data), info.url == url
+        else { return nil }
+        return info
+    }
+
+    private func writePartInfo(_ info: PartInfo, to path: String) {
+        guard let data = try? JSONEncoder().encode(info) else { return }
+        FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+    }
+
+    /// Downloads `url` and insists on content (no revalidation).
+    func stageDownload(url: String) async throws -> StagedFile {
+        switch try await download(url: url) {
+        case .staged(let staged): return staged
+        case .notModified: throw MarginError.io("\(url): the server answered 304 to a plain request")
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// One file in the cache, for `cache list`.
+public struct CacheEntry: Sendable, Encodable {
+    public var file: String
+    public var sha256: String?
+    public var bytes: Int64
+    /// The books that use it, as "id title"; empty for an orphan or a partial download.
+    public var books: [String]
+    /// The version a book serves (false for an older version).
+    public var current: Bool
+    /// A partial download (`.part`) or a leftover temporary file.
+    public var partial: Bool
+    public var lastUsed: String?
+}
+
+/// What `cache verify`, `prune` or `clear` did.
+public struct CacheReport: Sendable, Encodable {
+    public var checked = 0
+    public var corrupt: [String] = []
+    public var restored: [String] = []
+    public var removed: [String] = []
+    public var kept: [String] = []
+    public var freedBytes: Int64 = 0
+}
+
+extension Library {
+    /// Every file in the cache with what uses it. Symlinks are listed as such and never followed.
+    public func cacheList() throws -> [CacheEntry] {
+        let (books, versions) = try repository.read { store in (try store.all(Book.self), try store.all(Version.self)) }
+        let bookById = Dictionary(books.compactMap { b in b.id.map { ($0, b) } }, uniquingKeysWith: { a, _ in a })
+        var entries = [CacheEntry]()
+        for path in cacheFiles(in: store.root + "/pdfs") {
+            let sha = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+            var users = Set<String>()
+            var current = false
+            for book in books where book.sha256 == sha {
+                users.insert("\(book.id ?? 0) \(book.title)")
+                current = true
+            }
+            for version in versions where version.sha256 == sha {
+                if let book = bookById[version.bookId] { users.insert("\(book.id ?? 0) \(book.title)") }
+            }
+            let lastUsed = books.filter { $0.sha256 == sha }.compactMap(\.openedAt).max()
+            entries.append(
+                CacheEntry(
+                    file: path, sha256: sha, bytes: fileSize(path) ?? 0, books: users.sorted(), current: current,
+                    partial: false, lastUsed: lastUsed.map(isoDate)))
+        }
+        for path in cacheFiles(in: store.temporaryFolder) where !path.hasSuffix(".json") {
+            entries.append(CacheEntry(file: path, sha256: nil, bytes: fileSize(path) ?? 0, books: [], current: false, partial: true, lastUsed: nil))
+        }
+        return entries
+    }
+
+    /// Rehashes every cached file; a corrupted one is reported, removed and fetched again from
+    /// its book's sources.
+    public func cacheVerify() async throws -> CacheReport {
+        var report = CacheReport()
+        let books = try allBooks()
+        for entry in try cacheList() where !entry.partial {
+            report.checked += 1
+            guard let sha = entry.sha256, (try? sha256(ofFile: entry.file)) != sha else { continue }
+            report.corrupt.append(entry.file)
+            try? FileManager.default.removeItem(atPath: entry.file)
+            if let book = books.first(where: { $0.sha256 == sha }) {
+                if (try? await ensureCached(book)) != nil { report.restored.append("\(book.id ?? 0) \(book.title)") }
+            }
+        }
+        return report
+    }
+
+    /// Removes cached files that no book or version refers to, and partial downloads untouched
+    /// for `staleAfter` seconds.
+    public func cachePrune(staleAfter: TimeInterval = 3600) throws -> CacheReport {
+        var report = CacheReport()
+        for entry in try cacheList() {
+            let old = (modificationDate(entry.file).map { Date().timeIntervalSince($0) > staleAfter }) ?? true
+            guard entry.books.isEmpty, !entry.partial || old else { continue }
+            try? FileManager.default.removeItem(atPath: entry.file)
+            if entry.partial { try? FileManager.default.removeItem(atPath: entry.file + ".json") }
+            report.removed.append(entry.file)
+            report.freedBytes += entry.bytes
+        }
+        return report
+    }
+
+    /// Drops cached PDFs; they are fetched again from their sources when needed. A book's only
+    /// copy (no source it could be fetched from again) is kept unless `all`.
+    public func cacheClear(all: Bool) throws -> CacheReport {
+        var report = CacheReport()
+        let (books, sources) = try repository.read { store in (try store.all(Book.self), try store.all(Source.self)) }
+        for entry in try cacheList() where !entry.partial {
+            let owners = books.filter { $0.sha256 == entry.sha256 }
+            let refetchable = owners.allSatisfy { book in
+                sources.contains { source in
+                    guard source.bookId == book.id else { return false }
+                    let url = source.url.lowercased()
+                    if url.hasPrefix("http://") || url.hasPrefix("https://") { return true }
+                    if let path = URL(string: source.url)?.path, !path.hasPrefix(store.root) { return isRegularFile(path) }
+                    return false
+                }
+            }
+            if !all && !refetchable {
+                report.kept.append(entry.file)
+                continue
+            }
+            try? FileManager.default.removeItem(atPath: entry.file)
+            report.removed.append(entry.file)
+            report.freedBytes += entry.bytes
+        }
+        return report
+    }
+
+    /// Regular files below `folder`, sorted; symlinks and their targets are never entered.
+    private func cacheFiles(in folder: String) -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
+        var files = [String]()
+        while let name = enumerator.nextObject() as? String {
+            let path = folder + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            if (info.st_mode & S_IFMT) == S_IFLNK {
+                enumerator.skipDescendants()
+                continue
+            }
+            if (info.st_mode & S_IFMT) == S_IFREG { files.append(path) }
+        }
+        return files.sorted()
+    }
+}
+
+func modificationDate(_ path: String) -> Date? {
+    (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Poppler
+
+/// What `refresh` found for one book.
+public struct RefreshOutcome: Sendable, Encodable {
+    public enum Status: String, Sendable, Encodable {
+        /// The server answered 304 Not Modified.
+        case notModified = "not-modified"
+        /// Downloaded, and the bytes are the same.
+        case unchanged
+        /// New content: stored as a new version, now served, highlights re-anchored.
+        case updated
+        /// New content stored, the old version still served (--keep-old).
+        case storedNewVersion = "stored-new-version"
+        /// No source could be checked.
+        case failed
+        /// The book has no http(s) source to check.
+        case noSource = "no-source"
+    }
+
+    public var book: Int64
+    public var title: String
+    public var status: Status
+    public var source: String?
+    public var sha256: String?
+    public var highlights: AnchorCounts?
+    public var error: String?
+}
+
+extension Library {
+    /// Revalidates each book's sources (all books when none are given). A 304 transfers no
+    /// body and changes nothing. New content becomes a new version: the old file is kept, the
+    /// text indexed, and every highlight re-anchored (or marked orphaned), unless `keepOld`.
+    public func refresh(_ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, progress: (any DownloadProgress)? = nil) async -> [RefreshOutcome] {
+        let targets = books.isEmpty ? ((try? allBooks()) ?? []) : books
+        let client = Fetcher.makeClient()
+        var fetcher = Fetcher(store: store, maxSize: maxSize, client: client)
+        fetcher.progress = progress
+        var outcomes = [RefreshOutcome]()
+        for book in targets {
+            do {
+                outcomes.append(try await refreshOne(book, keepOld: keepOld, fetcher: fetcher))
+            } catch {
+                outcomes.append(
+                    RefreshOutcome(book: book.id ?? 0, title: book.title, status: .failed, error: error.localizedDescription))
+            }
+        }
+        try? await client.shutdown()
+        return outcomes
+    }
+
+    private func refreshOne(_ book: Book, keepOld: Bool, fetcher: Fetcher) async throws -> RefreshOutcome {
+        let id = book.id ?? 0
+        let sources = try repository.read { store in
+            try store.fetch(Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
+        }.filter { $0.url.lowercased().hasPrefix("http://") || $0.url.lowercased().hasPrefix("https://") }
+        guard !sources.isEmpty else {
+            return RefreshOutcome(book: id, title: book.title, status: .noSource)
+        }
+        var failures = [String]()
+        for var source in sources {
+            let validators = store.contains(book.sha256) ? Validators(etag: source.etag, lastModified: source.lastModified) : nil
+            let result: DownloadResult
+            do {
+                result = try await fetcher.download(url: source.url, revalidate: validators?.isEmpty == false ? validators : nil)
+            } catch {
+                failures.append(error.localizedDescription)
+                continue
+            }
+            let now = Date()
+            switch result {
+            case .notModified(let fresh):
+                source.etag = fresh.etag ?? source.etag
+                source.lastModified = fresh.lastModified ?? source.lastModified
+                source.checkedAt = now
+                try repository.write { store in try store.update(source) }
+                return RefreshOutcome(book: id, title: book.title, status: .notModified, source: source.url, sha256: book.sha256)
+            case .staged(let staged):
+                defer { try? FileManager.default.removeItem(atPath: staged.path) }
+                source.etag = staged.etag
+                source.lastModified = staged.lastModified
+                source.checkedAt = now
+                if staged.sha256 == book.sha256 {
+                    _ = try store.place(staged.path, sha256: staged.sha256)
+                    try repository.write { store in try store.update(source) }
+                    return RefreshOutcome(book: id, title: book.title, status: .unchanged, source: source.url, sha256: book.sha256)
+                }
+                return try await storeNewVersion(book, staged: staged, source: source, keepOld: keepOld)
+            }
+        }
+        return RefreshOutcome(
+            book: id, title: book.title, status: .failed, error: failures.joined(separator: "; "))
+    }
+
+    private func storeNewVersion(_ book: Book, staged: StagedFile, source: Source, keepOld: Bool) async throws -> RefreshOutcome {
+        let id = book.id ?? 0
+        let facts = try checkPDF(
+            head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path, password: book.password,
+            input: source.url)
+        let extracted = try TextExtractor.extract(path: staged.path, password: book.password, pageCount: facts.pages)
+        let placedNew = try store.place(staged.path, sha256: staged.sha256)
+        let path = store.path(for: staged.sha256)
+        var anchored: (updated: [Highlight], counts: AnchorCounts)?
+        if !keepOld {
+            let document = try Document(path: path, password: book.password)
+            anchored = reanchor(try highlights(of: book), pages: extracted.pages, document: document)
+        }
+        do {
+            try repository.write { store in
+                var version = Version(bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
+                try store.upsert(&version)
+                try store.update(source)
+                guard let anchored, var current = try store.find(Book.self, id: id) else { return }
+                current.sha256 = staged.sha256
+                current.bytes = staged.bytes
+                current.pages = facts.pages
+                current.updatedAt = Date()
+                try storeText(extracted, for: &current, store, now: Date())
+                for highlight in anchored.updated { try store.update(highlight) }
+                // Bookmarks and memos beyond the new last page stay, on the last page.
+                for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) where bookmark.page > facts.pages {
+                    bookmark.page = facts.pages
+                    try store.update(bookmark)
+                }
+                for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) where (memo.page ?? 0) > facts.pages {
+                    memo.page = facts.pages
+                    try store.update(memo)
+                }
+            }
+        } catch {
+            if placedNew { store.remove(staged.sha256) }
+            throw error
+        }
+        return RefreshOutcome(
+            book: id, title: book.title, status: keepOld ? .storedNewVersion : .updated, source: source.url,
+            sha256: staged.sha256, highlights: anchored?.counts)
+    }
+
+    /// A book's versions, oldest first.
+    public func versions(of book: Book) throws -> [Version] {
+        let id = book.id ?? -1
+        return try repository.read { store in
+            try store.fetch(Query<Version>().filter(Version.Fields.bookId == id).sorted(by: Version.Fields.addedAt.ascending))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import MarginKit
+
+extension Margin {
+    struct CacheCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "cache",
+            abstract: "Look after the cache of PDFs: list, verify, prune, clear.",
+            subcommands: [List.self, Verify.self, Prune.self, Clear.self])
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List cached files: size, which book, last used.")
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let entries = try global.openLibrary().cacheList()
+                if global.json { return try Console.json(entries) }
+                if entries.isEmpty { return global.note("the cache is empty") }
+                Console.table(
+                    ["SIZE", "BOOK", "LAST USED", "FILE"],
+                    entries.map {
+                        [formatBytes($0.bytes), $0.partial ? "(partial download)" : Console.cell($0.books.isEmpty ? "(no book)" : $0.books.joined(separator: "; ") + ($0.current ? "" : " (old version)"), width: 40),
+                         $0.lastUsed ?? "-", $0.file]
+                    })
+            }
+        }
+
+        struct Verify: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "verify", abstract: "Rehash every cached file; restore corrupted ones from their sources.",
+                discussion: "Exits non-zero when a corrupted file could not be restored.")
+            @OptionGroup var global: GlobalOptions
+
+            func run() async throws {
+                let report = try await global.openLibrary().cacheVerify()
+                if global.json { try Console.json(report) } else {
+                    Console.out("checked \(report.checked) file(s): \(report.corrupt.count) corrupted, \(report.restored.count) restored")
+                    report.corrupt.forEach { Console.out("  corrupted: \($0)") }
+                    report.restored.forEach { Console.out("  restored: \($0)") }
+                }
+                if report.restored.count < report.corrupt.count {
+                    throw MarginError.io("\(report.corrupt.count - report.restored.count) corrupted file(s) could not be fetched again")
+                }
+            }
+        }
+
+        struct Prune: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "prune", abstract: "Remove cached files no book refers to, and stale partial downloads.")
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let report = try global.openLibrary().cachePrune()
+                if global.json { return try Console.json(report) }
+                Console.out("removed \(report.removed.count) file(s), freed \(formatBytes(report.freedBytes))")
+            }
+        }
+
+        struct Clear: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "clear", abstract: "Drop cached PDFs (fetched again from their sources when needed).",
+                discussion: "A book's only copy (no source to fetch it from again) is kept unless --all.")
+            @Flag(help: "Also drop files that can't be fetched again.") var all = false
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let report = try global.openLibrary().cacheClear(all: all)
+                if global.json { return try Console.json(report) }
+                Console.out("removed \(report.removed.count) file(s), freed \(formatBytes(report.freedBytes)); kept \(report.kept.count) only cop\(report.kept.count == 1 ? "y" : "ies")")
+            }
+        }
+    }
+}

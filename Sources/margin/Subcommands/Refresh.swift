@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import MarginKit
+
+extension Margin {
+    struct Refresh: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "refresh",
+            abstract: "Revalidate books' sources; store a new version when the PDF at a URL changed.",
+            discussion: """
+                Each http(s) source is asked with If-None-Match / If-Modified-Since: a 304 \
+                transfers nothing. New content becomes a new version of the book: the old file is \
+                kept, the text indexed, and every highlight re-anchored on the new version (found \
+                again by its text and the text around it; ones that can't be found are marked \
+                orphaned, never deleted). --keep-old stores the new version but keeps serving the \
+                old one. 'margin book versions BOOK' lists versions.
+                """)
+
+        @Argument(help: "The books (all when none are given).") var books: [String] = []
+        @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
+        @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
+        @OptionGroup var global: GlobalOptions
+
+        func validate() throws {
+            guard parseByteSize(maxSize) != nil else { throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB") }
+        }
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            let selected = try books.map { try library.resolve($0) }
+            installInterruptHandler(global)
+            let outcomes = await library.refresh(
+                selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, progress: TerminalDownloadProgress.make(global))
+            if global.json { try Console.json(outcomes) }
+            for outcome in outcomes {
+                if outcome.status == .failed {
+                    Console.error("error: \(outcome.title): \(outcome.error ?? "failed")")
+                    continue
+                }
+                guard !global.json else { continue }
+                var line = "\(outcome.book)  \(outcome.title): \(outcome.status.rawValue)"
+                if let counts = outcome.highlights {
+                    line += " (highlights: \(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned)"
+                }
+                Console.out(line)
+            }
+            if outcomes.contains(where: { $0.status == .failed }) { throw ExitCode(1) }
+        }
+    }
+
+    struct BookCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self])
+
+        struct Versions: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "versions", abstract: "List the versions of a book's PDF, oldest first.")
+
+            @Argument(help: "The book.") var book: String
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let library = try global.openLibrary()
+                let selected = try library.resolve(book)
+                let versions = try library.versions(of: selected)
+                if global.json {
+                    return try Console.json(versions.map { VersionView(version: $0, current: $0.sha256 == selected.sha256, cached: library.store.contains($0.sha256)) })
+                }
+                Console.table(
+                    ["SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""],
+                    versions.map {
+                        [String($0.sha256.prefix(12)), String($0.pages), formatBytes($0.bytes), shortDate($0.addedAt), Console.cell($0.source, width: 40),
+                         ($0.sha256 == selected.sha256 ? "current" : "") + (library.store.contains($0.sha256) ? "" : " (not cached)")]
+                    })
+            }
+        }
+    }
+}
+
+/// A version as `book versions --json` shows it.
+struct VersionView: Encodable {
+    var version: Version
+    var current: Bool
+    var cached: Bool
+
+    enum Keys: String, CodingKey { case sha256, bytes, pages, source, addedAt, current, cached }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(version.sha256, forKey: .sha256)
+        try c.encode(version.bytes, forKey: .bytes)
+        try c.encode(version.pages, forKey: .pages)
+        try c.encode(version.source, forKey: .source)
+        try c.encode(isoDate(version.addedAt), forKey: .addedAt)
+        try c.encode(current, forKey: .current)
+        try c.encode(cached, forKey: .cached)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+import TestSupport
+
+/// Downloads against a real HTTP server on 127.0.0.1: validators, ranges, retries, limits.
+@Suite struct DownloadTests {
+    let sample = Fixtures.bytes(Fixtures.pdf("sample.pdf"))
+    /// Fast retries for tests.
+    let fast = ["MARGIN_RETRY_DELAY_MS": "5"]
+
+    func run(_ box: Sandbox, _ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+        try box.margin.run(arguments, environment: fast.merging(environment) { $1 })
+    }
+
+    @Test func etagRevalidationTransfersNothing() throws {
+        let server = try TestHTTPServer(routes: ["/a.pdf": .validated(sample, etag: "\"v1\"")])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        #expect(try run(box, ["add", server.url("/a.pdf")]).status == 0)
+        let refreshed = try run(box, ["refresh", "--json"])
+        #expect(refreshed.status == 0, "\(refreshed)")
+        let outcome = try #require((try refreshed.json() as? [[String: Any]])?.first)
+        #expect(outcome.string("status") == "not-modified")
+        let conditional = try #require(server.requests("/a.pdf").last)
+        #expect(conditional.header("if-none-match") == "\"v1\"")
+        #expect(conditional.header("if-modified-since") == "Wed, 21 Oct 2026 07:28:00 GMT")
+        // Re-adding the known URL revalidates too: a 304, the same book.
+        let again = try run(box, ["add", "--json", server.url("/a.pdf")])
+        #expect((try again.json() as? [[String: Any]])?.first?["duplicate"] as? Bool == true)
+        #expect(server.requests("/a.pdf").last?.header("if-none-match") == "\"v1\"")
+        #expect(server.requests("/a.pdf").first?.header("user-agent")?.hasPrefix("margin/") == true)
+    }
+
+    @Test func aCutDownloadResumesWithRangeAndIfRange() throws {
+        let cuts = NIOLockedValueBox(0)
+        let bytes = sample
+        let server = try TestHTTPServer(routes: [
+            "/cut.pdf": .handler { request in
+                // The first full response is cut after 700 bytes; later ones honour Range.
+                let first = cuts.withLockedValue { count -> Bool in
+                    count += 1
+                    return count == 1
+                }
+                return serveValidated(bytes, etag: "\"e1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: true, cutAfter: first ? 700 : nil, request: request)
+            }
+        ])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        // No retries: the first run fails and keeps the partial file with its validators.
+        let failed = try run(box, ["add", server.url("/cut.pdf")], environment: ["MARGIN_RETRIES": "0"])
+        #expect(failed.status != 0)
+        #expect(failed.stderr.contains("cut short"))
+        let parts = box.folder.files().filter { $0.hasSuffix(".part") }
+        #expect(parts.count == 1, "a .part is left: \(box.folder.files())")
+        #expect(try box.books().isEmpty, "nothing half-added")
+        // The next run asks only for the rest.
+        let resumed = try run(box, ["add", server.url("/cut.pdf")])
+        #expect(resumed.status == 0, "\(resumed)")
+        let last = try #require(server.requests("/cut.pdf").last)
+        #expect(last.header("range") == "bytes=700-")
+        #expect(last.header("if-range") == "\"e1\"")
+        let book = try #require(try box.books().first)
+        #expect(Fixtures.bytes(try #require(book.string("file"))) == sample, "the resumed file is whole")
+        #expect(box.folder.files().filter { $0.hasSuffix(".part") || $0.hasSuffix(".json") }.isEmpty)
+    }
+
+    @Test func aServerThatIgnoresRangeStartsOver() throws {
+        let cuts = NIOLockedValueBox(0)
+        let bytes = sample
+        let server = try TestHTTPServer(routes: [
+            "/norange.pdf": .handler { request in
+                let first = cuts.withLockedValue { count -> Bool in
+                    count += 1
+                    return count == 1
+                }
+                return serveValidated(bytes, etag: "\"n1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: false, cutAfter: first ? 500 : nil, request: request)
+            }
+        ])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        let result = try run(box, ["add", server.url("/norange.pdf")])
+        #expect(result.status == 0, "\(result)")
+        #expect(server.hitCount("/norange.pdf") == 2, "one retry within the run")
+        #expect(server.requests("/norange.pdf").last?.header("range") == "bytes=500-", "it asked to resume")
+        #expect(Fixtures.bytes(try #require(try box.books().first?.string("file"))) == sample, "and got the whole file from 0")
+    }
+
+    @Test func retriesServerErrorsButNotClientErrors() throws {
+        let calls = NIOLockedValueBox(0)
+        let bytes = sample
+        let server = try TestHTTPServer(routes: [
+            "/flaky.pdf": .handler { _ in
+                let count = calls.withLockedValue { c -> Int in
+                    c += 1
+                    return c
+                }
+                return count < 3 ? Reply(status: 503) : Reply(headers: [("Content-Type", "application/pdf")], body: bytes)
+            },
+            "/gone.pdf": .status(404),
+            "/a": .redirect("/b"), "/b": .redirect("/c"), "/c": .redirect("/flaky.pdf"),
+        ])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        #expect(try run(box, ["add", server.url("/a")]).status == 0, "503, 503, then 200 through a redirect chain")
+        #expect(server.hitCount("/flaky.pdf") == 3)
+        #expect(try run(box, ["add", server.url("/gone.pdf")]).status != 0)
+        #expect(server.hitCount("/gone.pdf") == 1, "a 404 is not retried")
+    }
+
+    @Test func aSlowDripStillArrives() throws {
+        let bytes = sample
+        let server = try TestHTTPServer(routes: [
+            "/slow.pdf": .handler { _ in Reply(headers: [("Content-Type", "application/pdf")], body: bytes, drip: (bytes: 200, delay: 0.02)) }
+        ])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        let result = try run(box, ["add", server.url("/slow.pdf")])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "no progress bar when stderr is not a terminal: \(result.stderr)")
+    }
+
+    @Test func memoryStaysFlatForALargeDownload() throws {
+        // 96 MiB of a PDF-looking body: streamed to disk, never held in memory.
+        var body = Array("%PDF-1.4\n".utf8)
+        body += [UInt8](repeating: 0x20, count: 96 << 20)
+        body += Array("\n%%EOF\n".utf8)
+        let big = body
+        let server = try TestHTTPServer(routes: ["/big.pdf": .handler { _ in Reply(headers: [("Content-Type", "application/pdf")], body: big) }])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+        process.arguments = ["-f", "maxrss=%M", MarginRunner.binary, "add", server.url("/big.pdf")]
+        process.environment = ProcessInfo.processInfo.environment.merging(["MARGIN_HOME": box.home]) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        let kilobytes = text.components(separatedBy: "maxrss=").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        #expect(text.contains("error: "), "the body is not a real PDF, so add fails after downloading it")
+        #expect(kilobytes > 0 && kilobytes < 64 * 1024, "peak memory \(kilobytes) KiB for a 96 MiB download")
+        #expect(box.folder.files().filter { $0.contains("cache/") && !$0.hasSuffix("/") }.filter { $0.contains("pdfs/") }.isEmpty)
+    }
+}

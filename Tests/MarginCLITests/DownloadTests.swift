@@ -146,3 +146,48 @@ import TestSupport
         #expect(box.folder.files().filter { $0.contains("cache/") && !$0.hasSuffix("/") }.filter { $0.contains("pdfs/") }.isEmpty)
     }
 }
+
+@Suite struct InterruptTests {
+    /// Ctrl-C in the middle of a download: exit 130 with a clear line, the .part kept, nothing
+    /// half-added; the next run resumes from where it stopped.
+    @Test func ctrlCKeepsThePartAndTheNextRunResumes() async throws {
+        let pdf = Fixtures.bytes(Fixtures.pdf("sample.pdf"))
+        let server = try TestHTTPServer(routes: [
+            "/slow.pdf": .handler { request in
+                var reply = serveValidated(pdf, etag: "\"s\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: true, cutAfter: nil, request: request)
+                if request.header("range") == nil { reply.drip = (bytes: 64, delay: 0.05) }
+                return reply
+            }
+        ])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: MarginRunner.binary)
+        process.arguments = ["add", server.url("/slow.pdf")]
+        process.environment = ProcessInfo.processInfo.environment.merging(["MARGIN_HOME": box.home]) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Wait until some of the body has arrived, then interrupt.
+        let part = box.home + "/cache/tmp"
+        for _ in 0..<200 {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: part)) ?? []
+            if let name = files.first(where: { $0.hasSuffix(".part") }),
+                ((try? FileManager.default.attributesOfItem(atPath: part + "/" + name)[.size] as? NSNumber)?.intValue ?? 0) > 300
+            { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        process.interrupt()
+        process.waitUntilExit()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 130)
+        #expect(message.contains("error: interrupted"))
+        #expect(box.folder.files().contains { $0.hasSuffix(".part") })
+        #expect(try box.books().isEmpty)
+        let resumed = try box.margin.run(["add", server.url("/slow.pdf")])
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(server.requests("/slow.pdf").last?.header("range")?.hasPrefix("bytes=") == true)
+        #expect(Fixtures.bytes(try #require(try box.books().first?.string("file"))) == pdf)
+    }
+}

@@ -93,3 +93,40 @@ extension Margin {
         }
     }
 }
+
+extension Margin {
+    struct Fetch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "fetch",
+            abstract: "Make sure books' PDFs are in the cache, downloading missing ones (all books when none are given).",
+            discussion: "An interrupted download resumes where it stopped. Example: margin cache clear && margin fetch")
+
+        @Argument(help: "The books.") var books: [String] = []
+        @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
+        @OptionGroup var global: GlobalOptions
+
+        func validate() throws {
+            guard parseByteSize(maxSize) != nil else { throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB") }
+        }
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            let selected = books.isEmpty ? try library.allBooks() : try books.map { try library.resolve($0) }
+            installInterruptHandler(global)
+            var failures = 0
+            var fetched = [[String: String]]()
+            for book in selected {
+                do {
+                    let path = try await library.ensureCached(book, maxSize: parseByteSize(maxSize), progress: TerminalDownloadProgress.make(global))
+                    fetched.append(["book": String(book.id ?? 0), "file": path])
+                    if !global.json { Console.out("\(book.id ?? 0)  \(book.title): \(path)") }
+                } catch {
+                    failures += 1
+                    Console.error("error: \(error.localizedDescription)")
+                }
+            }
+            if global.json { try Console.json(fetched) }
+            if failures > 0 { throw ExitCode(1) }
+        }
+    }
+}

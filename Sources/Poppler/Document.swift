@@ -43,10 +43,11 @@ public final class Document {
 
     /// The page with the 1-based `number`; only that page is loaded.
     public func page(_ number: Int) throws -> Page {
-        guard number >= 1, number <= pageCount,
-            let page = poppler_document_get_page(document, Int32(number - 1))
-        else {
+        guard number >= 1, number <= pageCount else {
             throw PopplerError.pageOutOfRange(page: number, count: pageCount)
+        }
+        guard let page = poppler_document_get_page(document, Int32(number - 1)) else {
+            throw PopplerError.pageUnreadable(page: number)
         }
         return Page(pointer: page, number: number, document: self)
     }

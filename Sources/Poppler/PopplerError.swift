@@ -10,6 +10,8 @@ public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
     case unreadable(String)
     /// A 1-based page number outside `1...count`.
     case pageOutOfRange(page: Int, count: Int)
+    /// Poppler could not load a page that exists (a damaged page tree).
+    case pageUnreadable(page: Int)
     /// Drawing or writing a page failed.
     case renderFailed(String)
     /// Writing a document failed.
@@ -27,6 +29,8 @@ public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
             return count == 1
                 ? "page \(page) is out of range: the book has 1 page"
                 : "page \(page) is out of range: valid pages are 1-\(count)"
+        case .pageUnreadable(let page):
+            return "page \(page) is damaged: poppler cannot read it"
         case .renderFailed(let message):
             return "could not render the page: \(message)"
         case .saveFailed(let message):

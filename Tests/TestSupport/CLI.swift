@@ -40,7 +40,10 @@ public struct MarginRunner: Sendable {
 
     /// Runs `margin ARGS` with `MARGIN_HOME` set to this runner's folder.
     @discardableResult
-    public func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], cwd: String? = nil) throws -> RunResult {
+    public func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], cwd: String? = nil,
+        timeout: Double? = nil
+    ) throws -> RunResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
@@ -68,6 +71,13 @@ public struct MarginRunner: Sendable {
         DispatchQueue.global().async {
             errData.set(err.fileHandleForReading.readDataToEndOfFile())
             group.leave()
+        }
+        // A hang is a failure the test should see, not a stuck suite: kill after `timeout`.
+        let deadline = timeout.map { DispatchTime.now() + $0 }
+        if let deadline {
+            DispatchQueue.global().asyncAfter(deadline: deadline) {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
         }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()

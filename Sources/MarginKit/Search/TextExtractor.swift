@@ -28,7 +28,13 @@ enum TextExtractor {
                 var pages = [PageText]()
                 while let range = queue.next() {
                     for number in range {
-                        let text = try document.page(number).text
+                        // A damaged page has no text to give; the rest of the book still does.
+                        let text: String
+                        do {
+                            text = try document.page(number).text
+                        } catch PopplerError.pageUnreadable {
+                            text = ""
+                        }
                         pages.append(PageText(bookId: 0, number: number, text: text))
                     }
                 }

@@ -155,7 +155,7 @@ import TestSupport
         let server = try TestHTTPServer(routes: [
             "/slow.pdf": .handler { request in
                 var reply = serveValidated(pdf, etag: "\"s\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: true, cutAfter: nil, request: request)
-                if request.header("range") == nil { reply.drip = (bytes: 64, delay: 0.05) }
+                if request.header("range") == nil { reply.drip = (bytes: 16, delay: 0.1) }
                 return reply
             }
         ])
@@ -171,10 +171,10 @@ import TestSupport
         try process.run()
         // Wait until some of the body has arrived, then interrupt.
         let part = box.home + "/cache/tmp"
-        for _ in 0..<200 {
+        for _ in 0..<600 {
             let files = (try? FileManager.default.contentsOfDirectory(atPath: part)) ?? []
             if let name = files.first(where: { $0.hasSuffix(".part") }),
-                ((try? FileManager.default.attributesOfItem(atPath: part + "/" + name)[.size] as? NSNumber)?.intValue ?? 0) > 300
+                ((try? FileManager.default.attributesOfItem(atPath: part + "/" + name)[.size] as? NSNumber)?.intValue ?? 0) > 100
             { break }
             try await Task.sleep(nanoseconds: 20_000_000)
         }

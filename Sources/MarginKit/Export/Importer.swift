@@ -112,6 +112,8 @@ extension Library {
             }
         } catch is DryRunRollback {
             return report
+        } catch MarginError.invalidArgument(let message) where !message.contains("nothing was imported") {
+            throw MarginError.invalidArgument(message + "; nothing was imported")
         }
         return report
     }

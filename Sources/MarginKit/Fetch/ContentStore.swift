@@ -32,7 +32,8 @@ public struct ContentStore: Sendable {
     /// A new, empty, user-only file in `tmp/` for staging a download or copy.
     func makeTemporaryFile(suffix: String = ".part") throws -> String {
         try prepare()
-        let path = "\(temporaryFolder)/\(UUID().uuidString.lowercased())\(suffix)"
+        // The process id in the name tells `db check` whether its writer is still alive.
+        let path = "\(temporaryFolder)/\(getpid())-\(UUID().uuidString.lowercased())\(suffix)"
         guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw MarginError.io("cannot create a temporary file in \(temporaryFolder)")
         }
@@ -81,4 +82,16 @@ func makeFolder(_ path: String) throws {
 func isRegularFile(_ path: String) -> Bool {
     var info = stat()
     return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+}
+
+/// The process that made a temporary file, from its name (`<pid>-<uuid>.part`); nil for other
+/// files (such as resumable downloads).
+func temporaryFileOwner(_ name: String) -> pid_t? {
+    guard let dash = name.firstIndex(of: "-"), let pid = pid_t(name[..<dash]) else { return nil }
+    return pid
+}
+
+/// Whether a process is running.
+func processIsAlive(_ pid: pid_t) -> Bool {
+    kill(pid, 0) == 0 || errno == EPERM
 }

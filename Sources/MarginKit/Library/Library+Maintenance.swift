@@ -17,6 +17,12 @@ public struct LibraryCheck: Sendable, Encodable {
     public var missingFiles: [String]
     /// Cached files whose bytes no longer hash to their name.
     public var corruptFiles: [String]
+    /// Books whose page text is not indexed (an old library, or work a crash cut short).
+    public var unindexedBooks: [String]
+    /// Temporary files left by a margin process that is no longer running.
+    public var staleTemporaryFiles: [String]
+    /// What `--repair` did.
+    public var repaired: [String]
     public var ok: Bool
 }
 
@@ -38,23 +44,50 @@ extension Library {
             databaseBytes: fileSize(paths.database) ?? 0)
     }
 
-    /// Checks the database (integrity, foreign keys) and that every book's PDF is cached with the
-    /// right bytes.
-    public func check() throws -> LibraryCheck {
+    /// Checks the database (integrity, foreign keys), that every book's PDF is cached with the
+    /// right bytes and its text indexed, and looks for what a crash can leave (temporary files of
+    /// dead processes). With `repair`, fixes what it can: removes those files, indexes unindexed
+    /// books, fetches missing files again from their sources.
+    public func check(repair: Bool = false) async throws -> LibraryCheck {
         let report = try database.integrityReport()
-        var missing = [String]()
+        var missing = [Book]()
         var corrupt = [String]()
-        for book in try allBooks() {
+        let books = try allBooks()
+        for book in books {
             let path = store.path(for: book.sha256)
             if !store.contains(book.sha256) {
-                missing.append("\(book.id ?? 0) \(book.title)")
+                missing.append(book)
             } else if (try? sha256(ofFile: path)) != book.sha256 {
                 corrupt.append("\(book.id ?? 0) \(book.title): \(path)")
             }
         }
+        let unindexed = try unindexedBooks()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: store.temporaryFolder)) ?? []
+        let stale = names.filter { name in temporaryFileOwner(name).map { !processIsAlive($0) } ?? false }
+            .map { store.temporaryFolder + "/" + $0 }
+        var repaired = [String]()
+        var stillMissing = missing.map { "\($0.id ?? 0) \($0.title)" }
+        var stillUnindexed = unindexed.map { "\($0.id ?? 0) \($0.title)" }
+        var stillStale = stale
+        if repair {
+            for path in stale where (try? FileManager.default.removeItem(atPath: path)) != nil {
+                repaired.append("removed \(path)")
+                stillStale.removeAll { $0 == path }
+            }
+            for book in missing {
+                if (try? await ensureCached(book)) != nil {
+                    repaired.append("fetched \(book.id ?? 0) \(book.title)")
+                    stillMissing.removeAll { $0 == "\(book.id ?? 0) \(book.title)" }
+                }
+            }
+            for book in unindexed where (try? await reindex([book])) != nil {
+                repaired.append("indexed \(book.id ?? 0) \(book.title)")
+                stillUnindexed.removeAll { $0 == "\(book.id ?? 0) \(book.title)" }
+            }
+        }
         return LibraryCheck(
-            integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations,
-            missingFiles: missing, corruptFiles: corrupt,
-            ok: report.ok && missing.isEmpty && corrupt.isEmpty)
+            integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations, missingFiles: stillMissing,
+            corruptFiles: corrupt, unindexedBooks: stillUnindexed, staleTemporaryFiles: stillStale, repaired: repaired,
+            ok: report.ok && stillMissing.isEmpty && corrupt.isEmpty && stillUnindexed.isEmpty && stillStale.isEmpty)
     }
 }

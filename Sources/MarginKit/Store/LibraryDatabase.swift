@@ -57,10 +57,15 @@ public final class LibraryDatabase: Sendable {
         do {
             pool = try DatabasePool(path: path, configuration: Self.makeConfiguration())
             if !complete && applied > 0 {
+                // Written under a temporary name and renamed: a backup is whole or absent.
                 let target = "\(path).bak-\(applied)"
-                try? fileManager.removeItem(atPath: target)
+                let partial = target + ".partial"
+                try? fileManager.removeItem(atPath: partial)
                 try pool.writeWithoutTransaction { db in
-                    try db.execute(sql: "VACUUM INTO ?", arguments: [target])
+                    try db.execute(sql: "VACUUM INTO ?", arguments: [partial])
+                }
+                guard rename(partial, target) == 0 else {
+                    throw StoreError.cannotOpen(path: path, reason: "cannot write the backup \(target)")
                 }
                 backup = target
             }

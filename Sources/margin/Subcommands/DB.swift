@@ -3,7 +3,7 @@ import Foundation
 import MarginKit
 
 extension Margin {
-    struct DB: ParsableCommand {
+    struct DB: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "db",
             abstract: "Inspect the library database.",
@@ -29,16 +29,19 @@ extension Margin {
             }
         }
 
-        struct Check: ParsableCommand {
+        struct Check: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "check",
-                abstract: "Check the database's integrity and that every book's PDF is cached intact.",
-                discussion: "Exits non-zero when a problem is found.")
+                abstract: "Check the database's integrity and that every book's PDF is cached intact and indexed.",
+                discussion: """
+                    Also finds what a crash can leave: temporary files of margin processes that are                     no longer running, books whose text isn't indexed. --repair removes those files,                     indexes those books and fetches missing PDFs from their sources. Exits non-zero                     when a problem remains.
+                    """)
 
+            @Flag(help: "Fix what can be fixed.") var repair = false
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let check = try global.openLibrary().check()
+            func run() async throws {
+                let check = try await global.openLibrary().check(repair: repair)
                 if global.json {
                     try Console.json(check)
                 } else {
@@ -47,7 +50,10 @@ extension Margin {
                     for line in check.foreignKeyViolations { Console.out("  \(line)") }
                     Console.out("cached files  \(check.missingFiles.isEmpty && check.corruptFiles.isEmpty ? "ok" : "problems")")
                     for line in check.missingFiles { Console.out("  missing: \(line) (run 'margin path' to fetch it again)") }
-                    for line in check.corruptFiles { Console.out("  corrupt: \(line)") }
+                    for line in check.corruptFiles { Console.out("  corrupt: \(line) (run 'margin cache verify')") }
+                    Console.out("text index    \(check.unindexedBooks.isEmpty ? "ok" : "\(check.unindexedBooks.count) book(s) not indexed (--repair indexes them)")")
+                    Console.out("temporary     \(check.staleTemporaryFiles.isEmpty ? "ok" : "\(check.staleTemporaryFiles.count) stale file(s) (--repair removes them)")")
+                    for line in check.repaired { Console.out("  repaired: \(line)") }
                 }
                 if !check.ok {
                     throw MarginError.io("the library has problems (see above)")

@@ -145,7 +145,11 @@ import TestSupport
 
     @Test func hostileTextSurvivesEveryFormat() throws {
         let box = Sandbox()
-        try box.ok("add", Fixtures.pdf("sample.pdf"), "--title", "Evil, \"quoted\"\nTitle # not a heading")
+        // A path with spaces and quotes, a title, tag and notes with newlines, RTL text and emoji.
+        let odd = box.folder.path + "/my \"odd\" 'folder'"
+        try FileManager.default.createDirectory(atPath: odd, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.pdf("sample.pdf"), toPath: odd + "/a paper.pdf")
+        try box.ok("add", odd + "/a paper.pdf", "--title", "Evil, \"quoted\"\nTitle # not a heading", "--tag", "two words\n# injected")
         let nasty = "=HYPERLINK(\"http://x\")\n# heading?\n- list?\n| table |\tטקסט עברי 🎉, \"quotes\""
         try box.ok("memo", "add", "1", "--page", "1", nasty)
         try box.ok("highlight", "add", "1", "--text", "lazy dog", "--note", "+1, @mention\r\nsecond line")
@@ -163,11 +167,16 @@ import TestSupport
         let headings = markdown.split(separator: "\n").filter { $0.hasPrefix("#") }
         #expect(headings.allSatisfy { $0.hasPrefix("# Evil") || $0.hasPrefix("## ") }, "\(headings)")
         #expect(markdown.contains("טקסט עברי 🎉"))
+        let tagLines = markdown.split(separator: "\n").filter { $0.contains("**Tags:**") }
+        #expect(tagLines == ["- **Tags:** #two-words--injected"], "\(tagLines)")
+        try box.ok("export", "1", "--format", "markdown", "-o", odd + "/notes \"v1\".md")
+        #expect(FileManager.default.fileExists(atPath: odd + "/notes \"v1\".md"))
         // JSON: lossless.
         let json = try box.ok("export", "1", "--format", "json").stdout
         let entry = try #require(try books(json).first)
         #expect((entry["memos"] as? [[String: Any]])?.first?.string("text") == nasty)
         #expect(entry.string("title") == "Evil, \"quoted\"\nTitle # not a heading")
+        #expect(entry["tags"] as? [String] == ["two words\n# injected"])
     }
 
     @Test func exportRefusesToOverwriteAndWritesFolders() throws {

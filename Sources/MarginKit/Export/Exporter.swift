@@ -102,7 +102,7 @@ func markdown(_ book: Backup.BookEntry) -> String {
     facts.append("**Pages:** \(book.pages)")
     facts.append("**SHA-256:** `\(book.sha256)`")
     if let source = book.sources.first { facts.append("**Source:** <\(source)>") }
-    if !book.tags.isEmpty { facts.append("**Tags:** " + book.tags.map { "#" + $0.replacingOccurrences(of: " ", with: "-") }.joined(separator: " ")) }
+    if !book.tags.isEmpty { facts.append("**Tags:** " + book.tags.map(markdownTag).joined(separator: " ")) }
     lines += facts.map { "- " + $0 }
     lines.append("")
     if let memo = book.memo {
@@ -140,6 +140,16 @@ func markdown(_ book: Backup.BookEntry) -> String {
         }
     }
     return lines.joined(separator: "\n")
+}
+
+/// A tag as an Obsidian/GitHub hashtag: one word, no control characters or Markdown syntax.
+func markdownTag(_ tag: String) -> String {
+    let cleaned = tag.unicodeScalars.map { scalar -> String in
+        if scalar.properties.isWhitespace || scalar.value < 0x20 || scalar.value == 0x7f { return "-" }
+        if "#[]()*_`<>|\\".unicodeScalars.contains(scalar) { return "" }
+        return String(scalar)
+    }.joined()
+    return "#" + (cleaned.isEmpty ? "tag" : cleaned)
 }
 
 /// Text split into lines safe inside Markdown: control characters dropped, lines that would

@@ -116,7 +116,7 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
 @Suite struct ConcurrencyTests {
     /// Four processes adding, annotating and searching one library at once: every write lands,
     /// none fails with "database is locked", and the final counts are exact.
-    @Test func fourProcessesAtOnce() async throws {
+    @Test func fourProcessesAtOnce() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         // Distinct PDFs: the fixtures with a different comment after %%EOF each.
@@ -131,22 +131,30 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
             }
         }
         let runner = box.margin
-        let results = try await withThrowingTaskGroup(of: [RunResult].self) { group in
-            for worker in 0..<4 {
-                let mine = Array(files[(worker * 5)..<(worker * 5 + 5)])
-                group.addTask {
-                    var results = [RunResult]()
-                    for (item, file) in mine.enumerated() {
-                        results.append(try runner.run(["add", file, "--tag", "w\(worker)"]))
-                        results.append(try runner.run(["bookmark", "add", "sample", String(1 + item % 3), "--label", "w\(worker)-\(item)"]))
-                        results.append(try runner.run(["memo", "add", "sample", "memo \(worker)-\(item)"]))
-                        results.append(try runner.run(["search", "herons", "--json"]))
+        // Four threads of their own (not the cooperative pool, which has one per core), each
+        // running margin processes back to back.
+        let collected = Collected()
+        let group = DispatchGroup()
+        for worker in 0..<4 {
+            let mine = Array(files[(worker * 5)..<(worker * 5 + 5)])
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for (item, file) in mine.enumerated() {
+                    let batch = [
+                        ["add", file, "--tag", "w\(worker)"],
+                        ["bookmark", "add", "sample", String(1 + item % 3), "--label", "w\(worker)-\(item)"],
+                        ["memo", "add", "sample", "memo \(worker)-\(item)"],
+                        ["search", "herons", "--json"],
+                    ]
+                    for arguments in batch {
+                        collected.append((try? runner.run(arguments)) ?? RunResult(status: -1, stdout: "", stderr: "could not run"))
                     }
-                    return results
                 }
             }
-            return try await group.reduce(into: []) { $0 += $1 }
         }
+        group.wait()
+        let results = collected.all
         #expect(results.count == 80)
         for result in results {
             #expect(result.status == 0, "\(result)")
@@ -220,5 +228,23 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
         #expect(try box.books().isEmpty)
         #expect((try box.ok("highlight", "list", "--json").json() as? [Any])?.isEmpty == true)
         print("hostile import: \(tried) malformed files tried, nothing imported")
+    }
+}
+
+/// Results gathered from several threads.
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results = [RunResult]()
+
+    func append(_ result: RunResult) {
+        lock.lock()
+        results.append(result)
+        lock.unlock()
+    }
+
+    var all: [RunResult] {
+        lock.lock()
+        defer { lock.unlock() }
+        return results
     }
 }

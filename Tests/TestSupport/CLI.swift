@@ -10,6 +10,13 @@ public struct RunResult: Sendable, CustomStringConvertible {
 
     public var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
 
+    public init(status: Int32, stdout: String, stderr: String, stdoutData: Data = Data()) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdoutData = stdoutData
+    }
+
     /// stdout parsed as JSON.
     public func json() throws -> Any {
         try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed])

@@ -42,27 +42,14 @@ struct Fetcher: Sendable {
             throw MarginError.noSuchFile(path)
         }
         guard !isDirectory.boolValue else { throw MarginError.isDirectory(path) }
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else {
-            throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(input) }
         let staged = try store.makeTemporaryFile()
         do {
             let file = try HashingFile(path: staged)
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-            defer { buffer.deallocate() }
-            while true {
-                let count = read(input, buffer.baseAddress, buffer.count)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
-                }
-                if count == 0 { break }
-                if file.count + Int64(count) > maxSize {
+            try forEachChunk(ofFile: path) { chunk in
+                if file.count + Int64(chunk.count) > maxSize {
                     throw MarginError.tooLarge(url: path, limit: maxSize, size: fileSize(path))
                 }
-                try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                try file.write(chunk)
             }
             let sha = try file.finish()
             return StagedFile(path: staged, sha256: sha, bytes: file.count, head: file.head, tail: file.tail)

@@ -30,20 +30,7 @@ final class HashingFile {
 
     /// Feeds the bytes already in the file through the hash and the head/tail windows.
     private func readExisting() throws {
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { close(input) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let count = read(input, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            account(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-        }
+        try forEachChunk(ofFile: path) { account($0) }
     }
 
     private func account(_ bytes: UnsafeRawBufferPointer) {
@@ -83,12 +70,11 @@ final class HashingFile {
     }
 }
 
-/// The hex SHA-256 of a file's bytes, read in 1 MiB chunks.
-func sha256(ofFile path: String) throws -> String {
+/// Reads a file in 1 MiB chunks, handing each to `body`.
+func forEachChunk(ofFile path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
     let input = open(path, O_RDONLY | O_CLOEXEC)
     guard input >= 0 else { throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
     defer { close(input) }
-    var hasher = SHA256()
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
     defer { buffer.deallocate() }
     while true {
@@ -97,8 +83,14 @@ func sha256(ofFile path: String) throws -> String {
             if errno == EINTR { continue }
             throw MarginError.io("cannot read \(path): \(String(cString: strerror(errno)))")
         }
-        if count == 0 { break }
-        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        if count == 0 { return }
+        try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
+}
+
+/// The hex SHA-256 of a file's bytes.
+func sha256(ofFile path: String) throws -> String {
+    var hasher = SHA256()
+    try forEachChunk(ofFile: path) { hasher.update(bufferPointer: $0) }
     return hasher.finalize().map { String(format: "%02x", $0) }.joined()
 }

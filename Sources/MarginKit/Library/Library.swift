@@ -56,6 +56,17 @@ public final class Library: Sendable {
         }
     }
 
+    /// The books several selectors name, each once, in order; throws at the first that names
+    /// no book or several.
+    public func resolveAll(_ selectors: [String]) throws -> [Book] {
+        var books = [Book]()
+        for selector in selectors {
+            let book = try resolve(selector)
+            if !books.contains(where: { $0.id == book.id }) { books.append(book) }
+        }
+        return books
+    }
+
     /// The full view of a book: its sources, tags and cache state.
     public func info(_ book: Book) throws -> BookInfo {
         try repository.read { store in try info(book, store) }

@@ -39,6 +39,10 @@ public struct BookInfo: Sendable, Encodable, Equatable {
 }
 
 /// ISO-8601 with milliseconds, UTC: "2026-11-21T19:53:55.123Z".
+/// Milliseconds are truncated, as the database stores them, with a little slack for a value read
+/// back as …883.9999 that is really …884: a date prints the same before and after a round trip.
 public func isoDate(_ date: Date) -> String {
-    date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    let milliseconds = (date.timeIntervalSince1970 * 1000 + 0.001).rounded(.down)
+    let exact = Date(timeIntervalSince1970: milliseconds / 1000 + 0.000_000_5)
+    return exact.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
 }

@@ -93,13 +93,8 @@ extension Margin {
 
         func run() throws {
             let library = try global.openLibrary()
-            // Resolve every selector first: one unknown book removes nothing.
-            var selected = [Book]()
-            for selector in books {
-                let book = try library.resolve(selector)
-                if !selected.contains(where: { $0.id == book.id }) { selected.append(book) }
-            }
-            if all { selected = try library.allBooks() }
+            // Every selector is resolved first: one unknown book and nothing happens.
+            let selected = all ? try library.allBooks() : try library.resolveAll(books)
             let report = try library.remove(selected, confirmed: yes)
             if global.json { return try Console.json(report) }
             for item in report.removed {

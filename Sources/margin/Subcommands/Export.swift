@@ -41,12 +41,8 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            var selected = [Book]()
-            for selector in books {
-                let book = try library.resolve(selector)
-                if !selected.contains(where: { $0.id == book.id }) { selected.append(book) }
-            }
-            if all { selected = try library.allBooks() }
+            // Every selector is resolved first: one unknown book and nothing happens.
+            let selected = all ? try library.allBooks() : try library.resolveAll(books)
             let perBook = selected.count > 1 && (format == .markdown || format == .pdf)
             if perBook || (output.map(isFolder) ?? false) {
                 let folder = output ?? FileManager.default.currentDirectoryPath

@@ -27,7 +27,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try books.map { try library.resolve($0) }
+            let selected = try library.resolveAll(books)
             installInterruptHandler(global)
             let outcomes = await library.refresh(
                 selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, progress: TerminalDownloadProgress.make(global))

@@ -111,7 +111,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = books.isEmpty ? try library.allBooks() : try books.map { try library.resolve($0) }
+            let selected = books.isEmpty ? try library.allBooks() : try library.resolveAll(books)
             installInterruptHandler(global)
             var failures = 0
             var fetched = [[String: String]]()

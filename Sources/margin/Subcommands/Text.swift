@@ -49,7 +49,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try books.map { try library.resolve($0) }
+            let selected = try library.resolveAll(books)
             let done = try await library.reindex(selected, progress: ProgressBar(label: "indexing", global: global).callback)
             if global.json {
                 return try Console.json(done.map { ["id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages] })

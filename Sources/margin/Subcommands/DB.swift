@@ -19,12 +19,12 @@ extension Margin {
             func run() throws {
                 let status = try global.openLibrary().status()
                 if global.json { return try Console.json(status) }
-                Console.out("database  \(status.database) (\(formatBytes(status.databaseBytes)))")
-                Console.out("cache     \(status.cache)")
-                Console.out("schema    version \(status.schema.version) of \(status.schema.latest)")
-                Console.out("pending   \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))")
+                Console.out("database   \(status.database) (\(formatBytes(status.databaseBytes)))")
+                Console.out("cache      \(status.cache)")
+                Console.out("schema     version \(status.schema.version) of \(status.schema.latest)")
+                Console.out("pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))")
                 for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
-                    Console.out(name.padding(toLength: 10, withPad: " ", startingAt: 0) + String(count))
+                    Console.out(name.padding(toLength: 11, withPad: " ", startingAt: 0) + String(count))
                 }
             }
         }

@@ -32,13 +32,18 @@ extension Margin {
             let outcomes = await library.refresh(
                 selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }
+            if outcomes.isEmpty { global.note("the library is empty; nothing to refresh") }
             for outcome in outcomes {
                 if outcome.status == .failed {
                     Console.error("error: \(outcome.title): \(outcome.error ?? "failed")")
                     continue
                 }
                 guard !global.json else { continue }
-                var line = "\(outcome.book)  \(outcome.title): \(outcome.status.rawValue)"
+                let says: [RefreshOutcome.Status: String] = [
+                    .notModified: "not modified (304)", .unchanged: "unchanged", .updated: "new version, now served",
+                    .storedNewVersion: "new version stored, old one still served", .noSource: "no http(s) source to check",
+                ]
+                var line = "\(outcome.book)  \(outcome.title): \(says[outcome.status] ?? outcome.status.rawValue)"
                 if let counts = outcome.highlights {
                     line += " (highlights: \(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned)"
                 }

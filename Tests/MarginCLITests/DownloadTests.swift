@@ -32,19 +32,23 @@ import TestSupport
         #expect(server.requests("/a.pdf").first?.header("user-agent")?.hasPrefix("margin/") == true)
     }
 
-    @Test func aCutDownloadResumesWithRangeAndIfRange() throws {
-        let cuts = NIOLockedValueBox(0)
-        let bytes = sample
-        let server = try TestHTTPServer(routes: [
-            "/cut.pdf": .handler { request in
-                // The first full response is cut after 700 bytes; later ones honour Range.
-                let first = cuts.withLockedValue { count -> Bool in
-                    count += 1
-                    return count == 1
-                }
-                return serveValidated(bytes, etag: "\"e1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: true, cutAfter: first ? 700 : nil, request: request)
+    /// A validated file whose first response is cut after `cut` bytes; later ones are whole
+    /// (or, with `ranges`, honour Range).
+    func cutOnce(_ bytes: [UInt8], etag: String, ranges: Bool, cut: Int) -> Route {
+        let requests = NIOLockedValueBox(0)
+        return .handler { request in
+            let first = requests.withLockedValue { count -> Bool in
+                count += 1
+                return count == 1
             }
-        ])
+            return serveValidated(
+                bytes, etag: etag, lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: ranges, cutAfter: first ? cut : nil,
+                request: request)
+        }
+    }
+
+    @Test func aCutDownloadResumesWithRangeAndIfRange() throws {
+        let server = try TestHTTPServer(routes: ["/cut.pdf": cutOnce(sample, etag: "\"e1\"", ranges: true, cut: 700)])
         defer { server.shutdown() }
         let box = Sandbox()
         // No retries: the first run fails and keeps the partial file with its validators.
@@ -66,17 +70,7 @@ import TestSupport
     }
 
     @Test func aServerThatIgnoresRangeStartsOver() throws {
-        let cuts = NIOLockedValueBox(0)
-        let bytes = sample
-        let server = try TestHTTPServer(routes: [
-            "/norange.pdf": .handler { request in
-                let first = cuts.withLockedValue { count -> Bool in
-                    count += 1
-                    return count == 1
-                }
-                return serveValidated(bytes, etag: "\"n1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: false, cutAfter: first ? 500 : nil, request: request)
-            }
-        ])
+        let server = try TestHTTPServer(routes: ["/norange.pdf": cutOnce(sample, etag: "\"n1\"", ranges: false, cut: 500)])
         defer { server.shutdown() }
         let box = Sandbox()
         let result = try run(box, ["add", server.url("/norange.pdf")])

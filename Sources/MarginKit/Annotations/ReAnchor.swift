@@ -63,11 +63,7 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) 
 
 /// The folded text just before and after a match in `cased` coordinates.
 private func foldedContext(_ text: SearchableText, around range: Range<Int>) -> ([Unicode.Scalar], [Unicode.Scalar]) {
-    func fold(_ slice: ArraySlice<Unicode.Scalar>) -> [Unicode.Scalar] {
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: slice)
-        return foldedTerm(String(view))
-    }
+    func fold(_ slice: ArraySlice<Unicode.Scalar>) -> [Unicode.Scalar] { foldedTerm(scalarString(slice)) }
     let before = fold(text.cased[max(0, range.lowerBound - 40)..<range.lowerBound])
     let after = fold(text.cased[range.upperBound..<min(text.cased.count, range.upperBound + 40)])
     return (before, after)

@@ -255,13 +255,8 @@ func context(of folded: [Unicode.Scalar], occurrence: Int, in text: String) -> (
     let ranges = searchable.foldedMatches(folded, wholeWord: false)
     guard !ranges.isEmpty else { return ("", "") }
     let range = ranges[min(occurrence, ranges.count - 1)]
-    func string(_ slice: ArraySlice<Unicode.Scalar>) -> String {
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: slice)
-        return String(view)
-    }
-    let prefix = string(searchable.cased[max(0, range.lowerBound - 32)..<range.lowerBound])
-    let suffix = string(searchable.cased[range.upperBound..<min(searchable.cased.count, range.upperBound + 32)])
+    let prefix = scalarString(searchable.cased[max(0, range.lowerBound - 32)..<range.lowerBound])
+    let suffix = scalarString(searchable.cased[range.upperBound..<min(searchable.cased.count, range.upperBound + 32)])
     return (prefix, suffix)
 }
 

@@ -116,11 +116,7 @@ extension Library {
         let folded = terms.map(foldedTerm)
         let cased = terms.map(casedTerm)
         var hits = [SearchHit]()
-        let indexTerms = folded.map { term -> String in
-            var view = String.UnicodeScalarView()
-            view.append(contentsOf: term)
-            return String(view)
-        }
+        let indexTerms = folded.map(scalarString)
         try store.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
             let text = SearchableText(page.text)
             var first: [Range<Int>] = []
@@ -156,11 +152,7 @@ extension Library {
     /// the memo on each book.
     func searchAnnotations(_ query: String, options: SearchOptions) throws -> [SearchHit] {
         let terms = parseQuery(query).map(foldedTerm)
-        let indexTerms = terms.map { term -> String in
-            var view = String.UnicodeScalarView()
-            view.append(contentsOf: term)
-            return String(view)
-        }
+        let indexTerms = terms.map(scalarString)
         return try repository.read { store in
             var hits = [SearchHit]()
             func consider(_ text: String, book: Int64, page: Int?, kind: String) -> Bool {

@@ -58,11 +58,7 @@ struct SearchableText {
     }
 
     /// The folded text as a string, for the index.
-    var foldedString: String {
-        var result = String.UnicodeScalarView()
-        result.append(contentsOf: folded)
-        return String(result)
-    }
+    var foldedString: String { scalarString(folded) }
 
     /// Ranges (in `cased`) where the folded `term` occurs.
     func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
@@ -83,14 +79,16 @@ struct SearchableText {
         var end = min(cased.count, range.upperBound + width)
         if start > 0, let space = cased[start..<range.lowerBound].firstIndex(of: " ") { start = space + 1 }
         if end < cased.count, let space = cased[range.upperBound..<end].lastIndex(of: " ") { end = space }
-        func text(_ slice: ArraySlice<Unicode.Scalar>) -> String {
-            var view = String.UnicodeScalarView()
-            view.append(contentsOf: slice)
-            return String(view)
-        }
-        return (start > 0 ? "…" : "") + text(cased[start..<range.lowerBound]) + open
-            + text(cased[range]) + close + text(cased[range.upperBound..<end]) + (end < cased.count ? "…" : "")
+        return (start > 0 ? "…" : "") + scalarString(cased[start..<range.lowerBound]) + open
+            + scalarString(cased[range]) + close + scalarString(cased[range.upperBound..<end]) + (end < cased.count ? "…" : "")
     }
+}
+
+/// A string made of these scalars.
+func scalarString<S: Sequence>(_ scalars: S) -> String where S.Element == Unicode.Scalar {
+    var view = String.UnicodeScalarView()
+    view.append(contentsOf: scalars)
+    return String(view)
 }
 
 /// The term as the index sees it: folded, spaces collapsed.

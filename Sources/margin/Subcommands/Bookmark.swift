@@ -35,10 +35,7 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
-                let library = try global.openLibrary()
-                let selected = try book.map { try library.resolve($0) }
-                let titles = try bookTitles(library)
-                let bookmarks = try library.bookmarks(of: selected)
+                let (bookmarks, titles) = try annotationListing(global, book) { try $0.bookmarks(of: $1) }
                 if global.json { return try Console.json(bookmarks.map { BookmarkView($0, title: titles[$0.bookId]) }) }
                 if bookmarks.isEmpty { return global.note("no bookmarks") }
                 Console.table(
@@ -60,6 +57,15 @@ extension Margin {
             }
         }
     }
+}
+
+/// What a list command shows (of one book, or of all when `book` is nil), with book titles by id.
+func annotationListing<T>(
+    _ global: GlobalOptions, _ book: String?, _ fetch: (Library, Book?) throws -> [T]
+) throws -> (items: [T], titles: [Int64: String]) {
+    let library = try global.openLibrary()
+    let selected = try book.map { try library.resolve($0) }
+    return (try fetch(library, selected), try bookTitles(library))
 }
 
 /// Book titles by id, for listings across the library.

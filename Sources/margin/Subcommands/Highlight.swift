@@ -63,10 +63,7 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
-                let library = try global.openLibrary()
-                let selected = try book.map { try library.resolve($0) }
-                let titles = try bookTitles(library)
-                let highlights = try library.highlights(of: selected)
+                let (highlights, titles) = try annotationListing(global, book) { try $0.highlights(of: $1) }
                 if global.json { return try Console.json(highlights.map { HighlightView($0, title: titles[$0.bookId]) }) }
                 if highlights.isEmpty { return global.note("no highlights") }
                 Console.table(

@@ -41,10 +41,7 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
-                let library = try global.openLibrary()
-                let selected = try book.map { try library.resolve($0) }
-                let titles = try bookTitles(library)
-                let memos = try library.memos(of: selected)
+                let (memos, titles) = try annotationListing(global, book) { try $0.memos(of: $1) }
                 if global.json { return try Console.json(memos.map { MemoView($0, title: titles[$0.bookId]) }) }
                 if memos.isEmpty { return global.note("no memos") }
                 Console.table(

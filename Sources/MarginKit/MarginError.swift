@@ -95,3 +95,8 @@ public func formatBytes(_ bytes: Int64) -> String {
     }
     return unit == 0 ? "\(bytes) bytes" : "\(String(format: "%.1f", value)) \(units[unit])"
 }
+
+/// "1 page", "3 pages"; `plural` for irregular words ("copy", "copies").
+public func count(_ number: Int, _ noun: String, plural: String? = nil) -> String {
+    number == 1 ? "1 \(noun)" : "\(number) \(plural ?? noun + "s")"
+}

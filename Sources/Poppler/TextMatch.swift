@@ -49,9 +49,24 @@ extension Page {
         return matches
     }
 
+    /// The box of each Unicode scalar of `text`, in PDF user space (bottom-left origin); nil
+    /// when poppler has no layout for the page. Boxes of line breaks are meaningless.
+    public func characterBoxes() -> [PDFRect]? {
+        let height = size.height
+        var layout: UnsafeMutablePointer<PopplerRectangle>?
+        var count: guint = 0
+        guard poppler_page_get_text_layout(page, &layout, &count) != 0, let layout else { return nil }
+        defer { g_free(layout) }
+        return (0..<Int(count)).map { index in
+            let box = layout[index]
+            return PDFRect(x0: box.x1, y0: height - box.y2, x1: box.x2, y1: height - box.y1)
+        }
+    }
+
     /// The text whose characters lie inside the rectangles (PDF user space): each character of
     /// the page's text is kept when its box is inside one of them. A strict crop,
-    /// unlike poppler's selection, which flows from one corner to the other.
+    /// unlike poppler's selection, which flows from one corner to the other. Lines are joined
+    /// by a line break, words by a space.
     public func text(in rects: [PDFRect]) -> String {
         let height = size.height
         var layout: UnsafeMutablePointer<PopplerRectangle>?
@@ -61,6 +76,7 @@ extension Page {
         let scalars = Array(text.unicodeScalars)
         var result = String.UnicodeScalarView()
         var pendingSpace = false
+        var pendingBreak = false
         for index in 0..<min(Int(count), scalars.count) {
             let scalar = scalars[index]
             let box = layout[index]
@@ -73,11 +89,13 @@ extension Page {
                 return y >= rect.y0 && y <= rect.y1 && overlap >= width / 3
             }
             if inside && !scalar.properties.isWhitespace {
-                if pendingSpace && !result.isEmpty { result.append(" ") }
+                if pendingSpace && !result.isEmpty { result.append(pendingBreak ? "\n" : " ") }
                 result.append(scalar)
                 pendingSpace = false
+                pendingBreak = false
             } else if !result.isEmpty {
                 pendingSpace = pendingSpace || scalar.properties.isWhitespace || !inside
+                pendingBreak = pendingBreak || scalar == "\n"
             }
         }
         return String(result)

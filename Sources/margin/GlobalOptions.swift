@@ -29,7 +29,7 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-private final class OpenLibraries: @unchecked Sendable {
+final class OpenLibraries: @unchecked Sendable {
     static let shared = OpenLibraries()
     private let lock = NSLock()
     private var libraries = [Library]()
@@ -38,5 +38,13 @@ private final class OpenLibraries: @unchecked Sendable {
         lock.lock()
         libraries.append(library)
         lock.unlock()
+    }
+
+    /// Checkpoints the libraries this process wrote to, so each database file is whole by itself.
+    func finishWriting() {
+        lock.lock()
+        let open = libraries
+        lock.unlock()
+        for library in open { library.database.finishWriting() }
     }
 }

@@ -33,8 +33,10 @@ struct Margin: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            OpenLibraries.shared.finishWriting()
             Foundation.exit(0)
         } catch {
+            OpenLibraries.shared.finishWriting()
             exit(reporting: error)
         }
     }

@@ -106,7 +106,7 @@ func installInterruptHandler(_ global: GlobalOptions) {
     let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
     source.setEventHandler {
         Console.error("\nerror: interrupted; partial downloads are kept: run the same command again to resume")
-        exit(130)
+        Interruption.exit(130)
     }
     source.resume()
     InterruptSource.shared.keep(source)

@@ -124,11 +124,11 @@ import TestSupport
         let box = try library()
         try box.ok("highlight", "add", "sample", "--text", "fox")
         let refused = try box.fails("rm", "sample")
-        #expect(refused.stderr.contains("1 highlight(s)"))
+        #expect(refused.stderr.contains("1 highlight, 0 memos and 0 bookmarks"))
         #expect(refused.stderr.contains("--yes"))
         #expect(try box.books().count == 2)
         let removed = try box.ok("rm", "sample", "--yes")
-        #expect(removed.stdout.contains("with 1 highlight(s)"))
+        #expect(removed.stdout.contains("with 1 highlight, 0 memos, 0 bookmarks"))
         #expect((try json(box, "highlight", "list") as? [Any])?.isEmpty == true, "annotations go with their book")
         try box.ok("rm", "mixed")
     }

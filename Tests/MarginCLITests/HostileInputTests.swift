@@ -45,22 +45,25 @@ import TestSupport
         return (names.count, added)
     }
 
-    @Test func brokenPDFs() throws {
-        guard let corpus = Fixtures.corpus else { return print("skipped: ../shared/corpus is absent") }
+    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    func brokenPDFs() throws {
+        let corpus = try #require(Fixtures.corpus)
         let (tried, added) = try exercise(folder: corpus + "/broken")
         print("hostile: \(tried) broken PDFs tried, \(added) added")
         #expect(tried > 50)
     }
 
-    @Test func realPDFs() throws {
-        guard let corpus = Fixtures.corpus else { return print("skipped: ../shared/corpus is absent") }
+    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    func realPDFs() throws {
+        let corpus = try #require(Fixtures.corpus)
         let (tried, added) = try exercise(folder: corpus + "/real")
         print("hostile: \(tried) real PDFs tried, \(added) added")
         #expect(added == tried, "every real-world PDF is added")
     }
 
-    @Test func encryptedCorpusFilesAddWithTheirPasswords() throws {
-        guard let corpus = Fixtures.corpus else { return print("skipped: ../shared/corpus is absent") }
+    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    func encryptedCorpusFilesAddWithTheirPasswords() throws {
+        let corpus = try #require(Fixtures.corpus)
         let box = Sandbox()
         for (name, password) in [("pypdf__encrypted-file.pdf", "test"), ("pdfminer__rc4-40.pdf", "baz"), ("qpdf__encrypted-40-bit-R3.pdf", "623")] {
             let path = corpus + "/broken/" + name

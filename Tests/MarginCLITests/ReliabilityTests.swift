@@ -170,7 +170,7 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
 }
 
 @Suite struct PrivacyTests {
-    @Test func libraryIsUserOnlyAndExportsRespectTheUmask() throws {
+    @Test func libraryExportsAndBackupsAreUserOnly() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         try box.ok("highlight", "add", "sample", "--text", "fox")
@@ -185,9 +185,20 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
         }
         let out = box.folder.path + "/notes.md"
         try box.ok("export", "sample", "--format", "markdown", "-o", out)
-        #expect(mode(out) == 0o644 & ~0o022, "an export follows the umask (022 here)")
+        #expect(mode(out) == 0o600, "an export holds the reader's notes: user-only")
+        let folder = box.folder.path + "/exports"
+        try box.ok("export", "sample", "--format", "pdf", "-o", folder + "/")
+        #expect(mode(folder) == 0o700, "an export folder is user-only")
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder) {
+            #expect(mode(folder + "/" + file) == 0o600, "\(file)")
+        }
+        let backup = box.folder.path + "/backup.json"
+        try box.ok("export", "--all", "--format", "json", "-o", backup)
+        #expect(mode(backup) == 0o600, "a backup is user-only")
         // Nothing is written outside the library and the requested output.
-        let outside = box.folder.files().filter { !$0.hasPrefix("home/") && $0 != "notes.md" }
+        let outside = box.folder.files().filter {
+            !$0.hasPrefix("home/") && !["notes.md", "backup.json"].contains($0) && !$0.hasPrefix("exports/")
+        }
         #expect(outside.isEmpty, "\(outside)")
     }
 }

@@ -87,7 +87,7 @@ import TestSupport
         try box.fails("search", "fox", "--book", "no-such-book")
         // A page with no text layer is counted and said.
         let scan = try box.ok("search", "fox", "--book", "mixed")
-        #expect(scan.stderr.contains("1 page of 'Mixed Bag' have no text layer"))
+        #expect(scan.stderr.contains("1 page of 'Mixed Bag' has no text layer (scanned?) and was not searched"))
         let shown = try #require(try box.ok("show", "mixed", "--json").json() as? [String: Any])
         #expect(shown.int("textlessPages") == 1)
     }

@@ -50,11 +50,9 @@ import TestSupport
         #expect(throws: PopplerError.self) { try Document(path: "/nonexistent/file.pdf") }
     }
 
-    @Test func corpusEncryptedFilesOpenWithTheirPasswords() throws {
-        guard let corpus = Fixtures.corpus else {
-            print("skipped: ../shared/corpus is absent")
-            return
-        }
+    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    func corpusEncryptedFilesOpenWithTheirPasswords() throws {
+        let corpus = try #require(Fixtures.corpus)
         let cases: [(String, String)] = [
             ("broken/pypdf__encrypted-file.pdf", "test"),
             ("broken/pdfminer__aes-256.pdf", "baz"),

@@ -23,19 +23,20 @@ extension Library {
                 switch annotation.kind {
                 case .highlight, .underline, .strikeOut, .squiggly:
                     let rects = annotation.quads.isEmpty ? [annotation.rect] : annotation.quads
-                    let text = page.text(in: rects)
-                        .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                    // Words hyphenated at a line end are joined, as the index reads them.
+                    let text = scalarString(SearchableText(page.text(in: rects)).cased)
                     let (prefix, suffix) = context(of: foldedTerm(text), occurrence: 0, in: stored[number] ?? page.text)
                     var highlight = Highlight(
                         bookId: bookId, page: number, text: text, prefix: prefix, suffix: suffix, rects: rects.map(\.array),
-                        color: annotation.color.map(HighlightColor.hex) ?? HighlightColor.defaultColor, note: annotation.contents,
+                        color: annotation.color.map(HighlightColor.hex) ?? HighlightColor.defaultColor,
+                        note: annotation.contents.map(normalizedLineEnds),
                         author: annotation.author)
                     highlight.uuid = id
                     highlight.createdAt = created ?? modified ?? Date()
                     highlight.updatedAt = modified ?? highlight.createdAt
                     highlights.append(highlight)
                 case .text, .freeText:
-                    guard let contents = annotation.contents else { continue }
+                    guard let contents = annotation.contents.map(normalizedLineEnds) else { continue }
                     var memo = Memo(bookId: bookId, page: number, text: contents, author: annotation.author)
                     memo.uuid = id
                     memo.createdAt = created ?? modified ?? Date()
@@ -109,4 +110,9 @@ func parsePDFDate(_ text: String) -> Date? {
     }
     components.timeZone = TimeZone(secondsFromGMT: offset)
     return components.date
+}
+
+/// CRLF and CR line ends as LF.
+func normalizedLineEnds(_ text: String) -> String {
+    text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
 }

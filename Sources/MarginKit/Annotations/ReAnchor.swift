@@ -14,6 +14,8 @@ public struct AnchorCounts: Sendable, Encodable, Equatable {
 /// orphaned, never deleted.
 func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) -> (updated: [Highlight], counts: AnchorCounts) {
     let searchable = pages.map { (number: $0.number, text: SearchableText($0.text)) }
+    let texts = Dictionary(pages.map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
+    var locators = [Int: PageLocator]()
     var counts = AnchorCounts()
     var updated = [Highlight]()
     for highlight in highlights {
@@ -21,39 +23,37 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) 
         let term = foldedTerm(highlight.text)
         let wantedBefore = foldedTerm(highlight.prefix)
         let wantedAfter = foldedTerm(highlight.suffix)
-        var best: (page: Int, index: Int, score: Int)?
+        var best: (page: Int, range: Range<Int>, score: Int)?
         for (number, text) in searchable {
-            for (index, range) in text.foldedMatches(term, wholeWord: false).enumerated() {
+            for range in text.foldedMatches(term, wholeWord: false) {
                 let (before, after) = foldedContext(text, around: range)
                 var score = commonSuffix(wantedBefore, before) + commonPrefix(wantedAfter, after)
                 if number == highlight.page { score += 1 }
-                if best == nil || score > best!.score { best = (number, index, score) }
+                if best == nil || score > best!.score { best = (number, range, score) }
             }
         }
-        guard let best, let page = try? document.page(best.page) else {
+        guard let best, let text = texts[best.page] else {
             result.orphaned = true
             counts.orphaned += 1
             updated.append(result)
             continue
         }
-        let matches = page.find(highlight.text)
-        guard !matches.isEmpty else {
+        if locators[best.page] == nil {
+            locators[best.page] = PageLocator(number: best.page, text: text, page: try? document.page(best.page))
+        }
+        guard let found = locators[best.page]?.occurrence(at: best.range, keepHyphens: highlight.text.contains("-")) else {
             result.orphaned = true
             counts.orphaned += 1
             updated.append(result)
             continue
         }
-        let match = matches[min(best.index, matches.count - 1)]
-        let rects = match.rects.map(\.array)
-        let pageText = pages.first { $0.number == best.page }?.text ?? page.text
-        let (prefix, suffix) = context(of: term, occurrence: best.index, in: pageText)
+        let rects = found.rects.map(\.array)
         let unchanged = best.page == highlight.page && rects == highlight.rects && !highlight.orphaned
         result.page = best.page
         result.rects = rects
-        let exact = page.text(in: match.rects)
-        if !exact.isEmpty { result.text = exact }
-        result.prefix = prefix
-        result.suffix = suffix
+        if !found.text.isEmpty { result.text = found.text }
+        result.prefix = found.prefix
+        result.suffix = found.suffix
         result.orphaned = false
         if unchanged { counts.unchanged += 1 } else { counts.moved += 1 }
         updated.append(result)

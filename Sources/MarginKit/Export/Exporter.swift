@@ -65,6 +65,15 @@ extension Library {
     /// Writes a copy of the book's PDF with its highlights as /Highlight annotations and its page
     /// memos as /Text notes. The cached PDF is never modified.
     public func exportPDF(_ book: Book, to output: String, force: Bool) async throws -> String {
+        let files = AtomicFiles(force: force)
+        let target = try await exportPDF(book, to: output, in: files)
+        try files.commit()
+        return target
+    }
+
+    /// Stages the annotated PDF of `book` at `output` among `files` (written when they commit).
+    @discardableResult
+    public func exportPDF(_ book: Book, to output: String, in files: AtomicFiles) async throws -> String {
         let path = try await ensureCached(book)
         let document = try Document(path: path, password: book.password)
         for highlight in try highlights(of: book) where !highlight.orphaned {
@@ -85,7 +94,7 @@ extension Library {
                 at: (x: 8, y: height - 8 - Double(slot) * 24), contents: memo.text,
                 color: RGB(red: 1, green: 0.85, blue: 0.2), author: memo.author ?? "Margin")
         }
-        return try writeAtomically(to: output, force: force) { temporary in
+        return try files.stage(output, check: .pdf(pages: document.pageCount, password: book.password)) { temporary in
             try document.save(to: temporary)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Poppler
 
 /// What an import did (or, with --dry-run, would do), per kind and in total.
 public struct ImportReport: Sendable, Encodable, Equatable {
@@ -69,10 +70,15 @@ extension Library {
         report.dryRun = dryRun
         do {
             try repository.write { store in
+                var seen = Set<UUID>()
+                var books = Set<Int64>()
                 for (bookIndex, entry) in backup.books.enumerated() {
                     let place = "books[\(bookIndex)]"
                     let book = try mergeBook(entry, place: place, store, &report.books)
                     let bookId = book.id ?? 0
+                    guard books.insert(bookId).inserted else {
+                        throw MarginError.invalidArgument("\(place): the same book as an earlier entry (by UUID or SHA-256)")
+                    }
                     for (i, e) in entry.bookmarks.enumerated() {
                         let at = "\(place).bookmarks[\(i)]"
                         try checkImportedPage(e.page, pages: book.pages, at: at)
@@ -80,7 +86,7 @@ extension Library {
                         model.uuid = try uuid(e.uuid, at: at)
                         model.createdAt = try date(e.createdAt, at: at + ".createdAt")
                         model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try merge(model, store, &report.bookmarks)
+                        try merge(model, at: at, seen: &seen, store, &report.bookmarks)
                     }
                     for (i, e) in entry.highlights.enumerated() {
                         let at = "\(place).highlights[\(i)]"
@@ -96,7 +102,7 @@ extension Library {
                         model.uuid = try uuid(e.uuid, at: at)
                         model.createdAt = try date(e.createdAt, at: at + ".createdAt")
                         model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try merge(model, store, &report.highlights)
+                        try merge(model, at: at, seen: &seen, store, &report.highlights)
                     }
                     for (i, e) in entry.memos.enumerated() {
                         let at = "\(place).memos[\(i)]"
@@ -105,7 +111,7 @@ extension Library {
                         model.uuid = try uuid(e.uuid, at: at)
                         model.createdAt = try date(e.createdAt, at: at + ".createdAt")
                         model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try merge(model, store, &report.memos)
+                        try merge(model, at: at, seen: &seen, store, &report.memos)
                     }
                 }
                 if dryRun { throw DryRunRollback() }
@@ -124,7 +130,26 @@ extension Library {
             throw MarginError.invalidArgument("\(place).sha256: expected 64 hex digits")
         }
         guard entry.pages >= 1 else { throw MarginError.invalidArgument("\(place).pages: must be at least 1") }
-        if let existing = try store.first(Query<Book>().filter(Book.Fields.sha256 == sha)) {
+        guard entry.bytes >= 1 else { throw MarginError.invalidArgument("\(place).bytes: must be at least 1") }
+        let bookUUID = try uuid(entry.uuid, at: place)
+        // The same book is the one with this UUID, or whose current or an older version has
+        // these bytes (a backup made before or after a refresh).
+        let byUUID = try store.first(Query<Book>().filter(Book.Fields.uuid == bookUUID))
+        var bySHA = try store.first(Query<Book>().filter(Book.Fields.sha256 == sha))
+        if bySHA == nil, let version = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha)) {
+            bySHA = try store.find(Book.self, id: version.bookId)
+        }
+        if let byUUID, let bySHA, byUUID.id != bySHA.id {
+            throw MarginError.invalidArgument(
+                "\(place).uuid: it is the UUID of '\(byUUID.title)' in the library, but the SHA-256 is that of '\(bySHA.title)'")
+        }
+        if let known = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha)),
+            known.bookId == (bySHA ?? byUUID)?.id, known.pages != entry.pages || known.bytes != entry.bytes
+        {
+            throw MarginError.invalidArgument(
+                "\(place): the PDF with this SHA-256 has \(known.pages) pages and \(known.bytes) bytes, not \(entry.pages) and \(entry.bytes)")
+        }
+        if let existing = bySHA ?? byUUID {
             counts.unchanged += 1
             // Sources the backup knows are worth keeping.
             for url in entry.sources {
@@ -136,9 +161,19 @@ extension Library {
             return existing
         }
         guard nonEmpty(entry.title) != nil else { throw MarginError.invalidArgument("\(place).title: must not be empty") }
+        if self.store.contains(sha) {
+            // The PDF is in the cache: believe it, not the backup.
+            let path = self.store.path(for: sha)
+            let pages = (try? Document(path: path))?.pageCount
+            let bytes = fileSize(path)
+            if let pages, pages != entry.pages || bytes != entry.bytes {
+                throw MarginError.invalidArgument(
+                    "\(place): the PDF with this SHA-256 has \(pages) pages and \(bytes ?? 0) bytes, not \(entry.pages) and \(entry.bytes)")
+            }
+        }
         var book = Book(
             sha256: sha, title: entry.title, author: entry.author, pages: entry.pages, bytes: entry.bytes, folder: entry.folder)
-        book.uuid = try uuid(entry.uuid, at: place)
+        book.uuid = bookUUID
         book.memo = entry.memo
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
@@ -154,15 +189,25 @@ extension Library {
         return book
     }
 
+    /// Adds or updates one annotation. Every annotation counts once as added, updated or
+    /// unchanged; a conflict (both sides changed) is also counted among `conflicts`.
     private func merge<M: Model & Timestamped & Equatable>(
-        _ incoming: M, _ store: any StoreWriter, _ counts: inout ImportReport.Counts
+        _ incoming: M, at place: String, seen: inout Set<UUID>, _ store: any StoreWriter, _ counts: inout ImportReport.Counts
     ) throws {
+        guard seen.insert(incoming.uuid).inserted else {
+            throw MarginError.invalidArgument("\(place).uuid: \(incoming.uuid.uuidString.lowercased()) appears twice in the backup")
+        }
         let existing = try store.first(Query<M>().filter(Field<M, UUID>("uuid") == incoming.uuid))
         guard let existing else {
             var copy = incoming
             try store.insert(&copy)
             counts.added += 1
             return
+        }
+        guard existing.bookId == incoming.bookId else {
+            let owner = try store.find(Book.self, id: existing.bookId)?.title ?? "another book"
+            throw MarginError.invalidArgument(
+                "\(place).uuid: this annotation belongs to '\(owner)' in the library, not to this book")
         }
         if sameContent(existing, incoming) {
             counts.unchanged += 1
@@ -174,12 +219,15 @@ extension Library {
             copy.id = existing.id
             try store.update(copy)
             counts.updated += 1
+        } else {
+            counts.unchanged += 1
         }
     }
 }
 
 /// Models with creation and update times, for conflict resolution.
 protocol Timestamped {
+    var bookId: Int64 { get }
     var createdAt: Date { get set }
     var updatedAt: Date { get set }
 }

@@ -40,6 +40,25 @@ public struct ContentStore: Sendable {
         return path
     }
 
+    /// Removes what processes that are gone left in `tmp/`: their temporary files and the
+    /// locks of their downloads (the partial downloads themselves are kept for resuming).
+    /// Returns the paths removed.
+    @discardableResult
+    func removeStaleTemporaries() -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporaryFolder) else { return [] }
+        var removed = [String]()
+        for name in names {
+            let path = temporaryFolder + "/" + name
+            if let owner = temporaryFileOwner(name), !processIsAlive(owner) {
+                if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append(path) }
+            } else if name.hasSuffix(".lock"), let lock = PartLock(path: path) {
+                lock.release()
+                removed.append(path)
+            }
+        }
+        return removed
+    }
+
     /// Moves a staged file to its content address. Returns true if the store did not have it
     /// before (the caller then owns removing it if what follows fails).
     func place(_ staged: String, sha256: String) throws -> Bool {

@@ -73,7 +73,12 @@ extension Fetcher {
     }
 
     private func attemptDownload(url: String, revalidate: Validators?) async throws -> DownloadResult {
-        let part = partPath(for: url)
+        // The resumable part of a URL belongs to one download at a time; a second download of the
+        // same URL (another process, or the same command) writes a private part of its own.
+        let lock = PartLock(path: partPath(for: url) + ".lock")
+        defer { lock?.release() }
+        let part = lock != nil ? partPath(for: url) : try store.makeTemporaryFile()
+        if lock == nil { try? FileManager.default.removeItem(atPath: part) }
         let infoPath = part + ".json"
         let existing = isRegularFile(part) ? (fileSize(part) ?? 0) : 0
         let info = existing > 0 ? readPartInfo(infoPath, url: url) : nil
@@ -131,8 +136,8 @@ extension Fetcher {
             discardPart(part)
             FileManager.default.createFile(atPath: part, contents: nil, attributes: [.posixPermissions: 0o600])
         }
-        // Without validators a part can't be resumed safely, so it isn't kept.
-        let resumable = !validators.isEmpty
+        // Without validators (or without the lock) a part can't be resumed safely, so it isn't kept.
+        let resumable = !validators.isEmpty && lock != nil
         if resumable {
             writePartInfo(PartInfo(url: url, validators: validators, total: total), to: infoPath)
         }
@@ -162,7 +167,9 @@ extension Fetcher {
         // The whole file: hand it over under a name of its own.
         let staged = try store.makeTemporaryFile()
         guard rename(part, staged) == 0 else {
-            throw MarginError.io("cannot move \(part): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: staged)
+            throw MarginError.io("cannot move \(part): \(reason)")
         }
         try? FileManager.default.removeItem(atPath: infoPath)
         return .staged(
@@ -195,4 +202,36 @@ extension Fetcher {
         case .notModified: throw MarginError.io("\(url): the server answered 304 to a plain request")
         }
     }
+}
+
+/// An exclusive `flock` on a lock file beside a resumable part. `init` returns nil when another
+/// download holds it. The lock file is removed on release while still locked, and a lock whose
+/// file was replaced meanwhile is not trusted, so two holders can never overlap.
+final class PartLock {
+    private let path: String
+    private var descriptor: Int32
+
+    init?(path: String) {
+        self.path = path
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        var held = stat()
+        var named = stat()
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, fstat(descriptor, &held) == 0, stat(path, &named) == 0,
+            held.st_ino == named.st_ino, held.st_dev == named.st_dev
+        else {
+            close(descriptor)
+            descriptor = -1
+            return nil
+        }
+    }
+
+    func release() {
+        guard descriptor >= 0 else { return }
+        unlink(path)
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { release() }
 }

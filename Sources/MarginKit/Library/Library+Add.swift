@@ -161,6 +161,14 @@ extension Library {
             known?.indexedAt != nil
             ? nil
             : try TextExtractor.extract(path: staged.path, password: options.password ?? known?.password, pageCount: facts.pages)
+        return try Interruption.critical { try record(staged, kind: kind, facts: facts, extracted: extracted, options: options) }
+    }
+
+    /// Places the staged file in the cache and records the book; removes a newly placed file
+    /// again when the write fails.
+    private func record(
+        _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions
+    ) throws -> (BookInfo, Bool) {
         let placedNew = try store.place(staged.path, sha256: staged.sha256)
         do {
             return try repository.write { store in

@@ -123,44 +123,65 @@ extension Library {
         let document = try Document(path: path, password: current.password)
         let storedPages = try pageTexts(of: current)
         let folded = foldedTerm(needle)
-        // Pages whose text holds the words: where poppler is asked to look.
-        let occursOn = storedPages.filter { !SearchableText($0.text).foldedMatches(folded, wholeWord: false).isEmpty }.map(\.number)
-        let candidates = request.page.map { [$0] } ?? occursOn
-        var found = [(page: Int, index: Int, match: TextMatch)]()
-        for number in candidates {
-            let matches = try document.page(number).find(needle)
-            found += matches.enumerated().map { (number, $0.offset, $0.element) }
+        let keepHyphens = needle.contains("-")
+        // Pages whose stored text holds the words; each is located on with its character boxes.
+        let occursOn = storedPages.filter { !SearchableText($0.text).foldedMatches(folded, wholeWord: false).isEmpty }
+        let candidates = request.page.map { number in storedPages.filter { $0.number == number } } ?? occursOn
+        var found = [(page: Int, occurrence: PageLocator.Occurrence)]()
+        for stored in candidates {
+            let page = try document.page(stored.number)
+            let locator = PageLocator(number: stored.number, text: stored.text, page: page)
+            var located = locator.occurrences(of: folded, keepHyphens: keepHyphens)
+            if locator.boxes == nil {
+                // No character layout from poppler: its own search places the text.
+                located = page.find(needle).map { match in
+                    PageLocator.Occurrence(range: 0..<0, rects: match.rects, text: needle, prefix: "", suffix: "")
+                }
+            }
+            found += located.map { (stored.number, $0) }
             if !request.all, request.occurrence == nil, !found.isEmpty { break }
         }
-        let selected: [(page: Int, index: Int, match: TextMatch)]
+        let selected: [(page: Int, occurrence: PageLocator.Occurrence)]
         if request.all {
             selected = found
         } else if let occurrence = request.occurrence {
             guard occurrence <= found.count else {
                 let place = request.page.map { "page \($0)" } ?? "the book"
-                throw MarginError.invalidArgument("'\(needle)' occurs \(found.count) time(s) on \(place); there is no occurrence \(occurrence)")
+                throw MarginError.invalidArgument("'\(needle)' occurs \(count(found.count, "time")) on \(place); there is no occurrence \(occurrence)")
             }
             selected = [found[occurrence - 1]]
         } else {
             selected = Array(found.prefix(1))
         }
         guard !selected.isEmpty else {
-            let elsewhere = occursOn.filter { $0 != request.page }
+            let elsewhere = occursOn.map(\.number).filter { $0 != request.page }
             let hint = elsewhere.isEmpty ? "it does not occur in the book" : "it occurs on page\(elsewhere.count == 1 ? "" : "s") \(elsewhere.prefix(20).map(String.init).joined(separator: ", "))"
             let place = request.page.map { "on page \($0)" } ?? "in '\(current.title)'"
             throw MarginError.invalidArgument("'\(needle)' was not found \(place); \(hint)")
         }
-        let texts = Dictionary(storedPages.map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
+        // The same text highlighted twice is one highlight.
+        let existing = try highlights(of: current)
+        func key(_ page: Int, _ rects: [[Double]]) -> String {
+            "\(page):" + rects.map { $0.map { String(format: "%.1f", $0) }.joined(separator: ",") }.joined(separator: ";")
+        }
+        let taken = Dictionary(existing.map { (key($0.page, $0.rects), $0) }, uniquingKeysWith: { a, _ in a })
         var highlights = [Highlight]()
-        for (number, index, match) in selected {
-            let page = try document.page(number)
-            let exact = page.text(in: match.rects)
-                .split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            let (prefix, suffix) = context(of: folded, occurrence: index, in: texts[number] ?? page.text)
+        var duplicates = [Highlight]()
+        for (number, occurrence) in selected {
+            let rects = occurrence.rects.map(\.array)
+            if let already = taken[key(number, rects)] {
+                duplicates.append(already)
+                continue
+            }
             highlights.append(
                 Highlight(
-                    bookId: current.id ?? 0, page: number, text: exact.isEmpty ? needle : exact, prefix: prefix,
-                    suffix: suffix, rects: match.rects.map(\.array), color: request.color, note: nonEmpty(request.note)))
+                    bookId: current.id ?? 0, page: number, text: occurrence.text.isEmpty ? needle : occurrence.text,
+                    prefix: occurrence.prefix, suffix: occurrence.suffix, rects: rects, color: request.color,
+                    note: nonEmpty(request.note)))
+        }
+        if highlights.isEmpty, let first = duplicates.first {
+            throw MarginError.invalidArgument(
+                "'\(needle)' on page \(first.page) is already highlighted (highlight \(first.id ?? 0)); 'margin highlight edit \(first.id ?? 0)' changes its note or colour")
         }
         let saved = try repository.write { store in
             try highlights.map { highlight -> Highlight in

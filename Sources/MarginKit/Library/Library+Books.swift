@@ -111,6 +111,7 @@ extension Library {
     /// Removes books (with their sources, tags and annotations) and their cached files. A book
     /// with annotations goes only when `confirmed`; otherwise nothing is removed.
     public func remove(_ books: [Book], confirmed: Bool) throws -> RemovalReport {
+        var files = Set<String>()
         let removed = try repository.write { store in
             let found = try books.compactMap { book -> (Book, BookInfo)? in
                 guard let current = try store.find(Book.self, id: book.id ?? -1) else { return nil }
@@ -125,16 +126,30 @@ extension Library {
                     memos: try store.count(Query<Memo>().filter(Memo.Fields.bookId == id)))
                 if !confirmed, counts.bookmarks + counts.highlights + counts.memos > 0 {
                     throw MarginError.invalidArgument(
-                        "'\(book.title)' has \(counts.highlights) highlight(s), \(counts.memos) memo(s) and \(counts.bookmarks) bookmark(s); removing it deletes them: add --yes (nothing was removed)")
+                        "'\(book.title)' has \(count(counts.highlights, "highlight")), \(count(counts.memos, "memo")) and \(count(counts.bookmarks, "bookmark")); removing it deletes them: add --yes (nothing was removed)")
                 }
                 report.append(counts)
+                let versions = try store.fetch(Query<Version>().filter(Version.Fields.bookId == id)).map(\.sha256)
                 try store.delete(book)
+                files.formUnion(versions + [book.sha256])
             }
             return report
         }
-        // Files go only after the database no longer points at them.
-        for item in removed { store.remove(item.book.book.sha256) }
+        // Files go only after the database no longer points at them, and only those no other
+        // book still uses (as its current file or an old version).
+        try removeUnreferencedFiles(files)
         return RemovalReport(removed: removed)
+    }
+
+    /// Removes the cached files of these SHA-256s that no book or version refers to.
+    func removeUnreferencedFiles(_ shas: Set<String>) throws {
+        guard !shas.isEmpty else { return }
+        let list = Array(shas)
+        let used = try repository.read { store in
+            Set(try store.fetch(Query<Book>().filter(Book.Fields.sha256.isIn(list))).map(\.sha256))
+                .union(try store.fetch(Query<Version>().filter(Version.Fields.sha256.isIn(list))).map(\.sha256))
+        }
+        for sha in shas where !used.contains(sha) { store.remove(sha) }
     }
 
     /// Every book, for `rm --all`.

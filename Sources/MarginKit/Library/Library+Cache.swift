@@ -53,8 +53,8 @@ extension Library {
         return entries
     }
 
-    /// Rehashes every cached file; a corrupted one is reported, removed and fetched again from
-    /// its book's sources.
+    /// Rehashes every cached file. A damaged one is moved aside to `damaged/` and fetched again
+    /// from its book's sources; the damaged copy is deleted only once a good one is back.
     public func cacheVerify() async throws -> CacheReport {
         var report = CacheReport()
         let books = try allBooks()
@@ -62,9 +62,14 @@ extension Library {
             report.checked += 1
             guard let sha = entry.sha256, (try? sha256(ofFile: entry.file)) != sha else { continue }
             report.corrupt.append(entry.file)
-            try? FileManager.default.removeItem(atPath: entry.file)
-            if let book = books.first(where: { $0.sha256 == sha }) {
-                if (try? await ensureCached(book)) != nil { report.restored.append("\(book.id ?? 0) \(book.title)") }
+            let aside = "\(store.root)/damaged/\(sha)-\(Int(Date().timeIntervalSince1970)).pdf"
+            try makeFolder(store.root + "/damaged")
+            guard rename(entry.file, aside) == 0 else { continue }
+            if let book = books.first(where: { $0.sha256 == sha }), (try? await ensureCached(book)) != nil {
+                report.restored.append("\(book.id ?? 0) \(book.title)")
+                try? FileManager.default.removeItem(atPath: aside)
+            } else {
+                report.kept.append(aside)
             }
         }
         return report
@@ -85,23 +90,42 @@ extension Library {
         return report
     }
 
-    /// Drops cached PDFs; they are fetched again from their sources when needed. A book's only
-    /// copy (no source it could be fetched from again) is kept unless `all`.
+    /// Drops cached PDFs that can be fetched again: a book's current and newest version whose
+    /// source serves it (an http(s) URL, or a local file that still has these bytes). Old
+    /// versions, the current file of a book whose newer version is stored (`--keep-old`), and
+    /// copies of changed local files are kept unless `all`.
     public func cacheClear(all: Bool) throws -> CacheReport {
         var report = CacheReport()
-        let (books, sources) = try repository.read { store in (try store.all(Book.self), try store.all(Source.self)) }
-        for entry in try cacheList() where !entry.partial {
-            let owners = books.filter { $0.sha256 == entry.sha256 }
-            let refetchable = owners.allSatisfy { book in
-                sources.contains { source in
+        let (books, sources, versions) = try repository.read { store in
+            (try store.all(Book.self), try store.all(Source.self), try store.all(Version.self))
+        }
+        var localHashes = [String: String?]()
+        func localSHA(_ path: String) -> String? {
+            if let known = localHashes[path] { return known }
+            let sha = isRegularFile(path) ? try? sha256(ofFile: path) : nil
+            localHashes[path] = sha
+            return sha
+        }
+        func refetchable(_ sha: String) -> Bool {
+            let owners = books.filter { book in
+                book.sha256 == sha || versions.contains { $0.bookId == book.id && $0.sha256 == sha }
+            }
+            guard !owners.isEmpty else { return false }
+            return owners.allSatisfy { book in
+                guard book.sha256 == sha else { return false }
+                let newest = versions.filter { $0.bookId == book.id }.max { ($0.addedAt, $0.id ?? 0) < ($1.addedAt, $1.id ?? 0) }
+                if let newest, newest.sha256 != sha { return false }
+                return sources.contains { source in
                     guard source.bookId == book.id else { return false }
                     let url = source.url.lowercased()
                     if url.hasPrefix("http://") || url.hasPrefix("https://") { return true }
-                    if let path = URL(string: source.url)?.path, !path.hasPrefix(store.root) { return isRegularFile(path) }
-                    return false
+                    guard let path = URL(string: source.url)?.path, !path.hasPrefix(store.root) else { return false }
+                    return localSHA(path) == sha
                 }
             }
-            if !all && !refetchable {
+        }
+        for entry in try cacheList() where !entry.partial {
+            if !all && !refetchable(entry.sha256 ?? "") {
                 report.kept.append(entry.file)
                 continue
             }

@@ -21,6 +21,11 @@ public struct LibraryCheck: Sendable, Encodable {
     public var unindexedBooks: [String]
     /// Temporary files left by a margin process that is no longer running.
     public var staleTemporaryFiles: [String]
+    /// Cached files no book or version uses (what `cache prune` would remove).
+    public var unusedFiles: [String]
+    /// The database and its WAL disagree with the write count recorded after the last write:
+    /// the -wal file was lost or an older copy of the database was put in place.
+    public var writeLog: String
     /// What `--repair` did.
     public var repaired: [String]
     public var ok: Bool
@@ -65,6 +70,14 @@ extension Library {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: store.temporaryFolder)) ?? []
         let stale = names.filter { name in temporaryFileOwner(name).map { !processIsAlive($0) } ?? false }
             .map { store.temporaryFolder + "/" + $0 }
+        let unused = try cacheList().filter { !$0.partial && $0.books.isEmpty }.map(\.file)
+        let counts = try database.writeCounts()
+        var writeLog = "ok"
+        if let recorded = counts.recorded, counts.database < recorded {
+            writeLog =
+                "the database holds \(counts.database) writes but \(recorded) were made: the -wal file was lost or "
+                + "an older copy of library.sqlite was put in place; changes made since are missing"
+        }
         var repaired = [String]()
         var stillMissing = missing.map { "\($0.id ?? 0) \($0.title)" }
         var stillUnindexed = unindexed.map { "\($0.id ?? 0) \($0.title)" }
@@ -87,7 +100,9 @@ extension Library {
         }
         return LibraryCheck(
             integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations, missingFiles: stillMissing,
-            corruptFiles: corrupt, unindexedBooks: stillUnindexed, staleTemporaryFiles: stillStale, repaired: repaired,
-            ok: report.ok && stillMissing.isEmpty && corrupt.isEmpty && stillUnindexed.isEmpty && stillStale.isEmpty)
+            corruptFiles: corrupt, unindexedBooks: stillUnindexed, staleTemporaryFiles: stillStale, unusedFiles: unused,
+            writeLog: writeLog, repaired: repaired,
+            ok: report.ok && stillMissing.isEmpty && corrupt.isEmpty && stillUnindexed.isEmpty && stillStale.isEmpty
+                && writeLog == "ok")
     }
 }

@@ -98,38 +98,42 @@ extension Library {
             head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path, password: book.password,
             input: source.url)
         let extracted = try TextExtractor.extract(path: staged.path, password: book.password, pageCount: facts.pages)
-        let placedNew = try store.place(staged.path, sha256: staged.sha256)
-        let path = store.path(for: staged.sha256)
-        var anchored: (updated: [Highlight], counts: AnchorCounts)?
-        if !keepOld {
-            let document = try Document(path: path, password: book.password)
-            anchored = reanchor(try highlights(of: book), pages: extracted.pages, document: document)
-        }
-        do {
-            try repository.write { store in
-                var version = Version(bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
-                try store.upsert(&version)
-                try store.update(source)
-                guard let anchored, var current = try store.find(Book.self, id: id) else { return }
-                current.sha256 = staged.sha256
-                current.bytes = staged.bytes
-                current.pages = facts.pages
-                current.updatedAt = Date()
-                try storeText(extracted, for: &current, store, now: Date())
-                for highlight in anchored.updated { try store.update(highlight) }
-                // Bookmarks and memos beyond the new last page stay, on the last page.
-                for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) where bookmark.page > facts.pages {
-                    bookmark.page = facts.pages
-                    try store.update(bookmark)
-                }
-                for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) where (memo.page ?? 0) > facts.pages {
-                    memo.page = facts.pages
-                    try store.update(memo)
-                }
+        // Placing the file and recording it is one step an interrupt can't split.
+        let anchored = try Interruption.critical { () throws -> (updated: [Highlight], counts: AnchorCounts)? in
+            let placedNew = try store.place(staged.path, sha256: staged.sha256)
+            let path = store.path(for: staged.sha256)
+            var anchored: (updated: [Highlight], counts: AnchorCounts)?
+            if !keepOld {
+                let document = try Document(path: path, password: book.password)
+                anchored = reanchor(try highlights(of: book), pages: extracted.pages, document: document)
             }
-        } catch {
-            if placedNew { store.remove(staged.sha256) }
-            throw error
+            do {
+                try repository.write { store in
+                    var version = Version(bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
+                    try store.upsert(&version)
+                    try store.update(source)
+                    guard let anchored, var current = try store.find(Book.self, id: id) else { return }
+                    current.sha256 = staged.sha256
+                    current.bytes = staged.bytes
+                    current.pages = facts.pages
+                    current.updatedAt = Date()
+                    try storeText(extracted, for: &current, store, now: Date())
+                    for highlight in anchored.updated { try store.update(highlight) }
+                    // Bookmarks and memos beyond the new last page stay, on the last page.
+                    for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) where bookmark.page > facts.pages {
+                        bookmark.page = facts.pages
+                        try store.update(bookmark)
+                    }
+                    for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) where (memo.page ?? 0) > facts.pages {
+                        memo.page = facts.pages
+                        try store.update(memo)
+                    }
+                }
+            } catch {
+                if placedNew { store.remove(staged.sha256) }
+                throw error
+            }
+            return anchored
         }
         return RefreshOutcome(
             book: id, title: book.title, status: keepOld ? .storedNewVersion : .updated, source: source.url,

@@ -80,7 +80,13 @@ extension Library {
             notes.append("capped the resolution at \(Int(capped)) dpi to stay within \(RenderRequest.maxPixels) pixels a side")
             dpi = capped
         }
-        let written = try writeAtomically(to: output, force: force) { temporary in
+        let check: FileCheck
+        switch request.format {
+        case .png: check = .png
+        case .svg: check = .svg
+        case .pdf: check = .pdf(pages: 1)
+        }
+        let written = try writeAtomically(to: output, force: force, check: check) { temporary in
             try page.render(to: temporary, format: request.format, dpi: dpi, overlays: overlays)
         }
         let pixels: (width: Int, height: Int) =

@@ -17,6 +17,8 @@ public final class Library: Sendable {
         self.store = ContentStore(root: paths.cache)
         try store.prepare()
         self.database = try LibraryDatabase(path: paths.database)
+        // What processes that were killed or failed left behind is cleaned by the next one.
+        store.removeStaleTemporaries()
     }
 
     /// A library over an in-memory database and the given cache folder, for tests.

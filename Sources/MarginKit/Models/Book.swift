@@ -44,6 +44,7 @@ public struct Book: Model, Equatable {
 
     public enum Fields {
         public static let id = Field<Book, Int64>("id")
+        public static let uuid = Field<Book, UUID>("uuid")
         public static let sha256 = Field<Book, String>("sha256")
         public static let title = Field<Book, String>("title")
         public static let author = Field<Book, String?>("author")

@@ -64,6 +64,8 @@ public struct SearchResults: Sendable {
     public var hits: [SearchHit]
     /// Searched books with pages that have no text layer: (title, pages).
     public var textless: [(title: String, pages: Int)]
+    /// The limit cut the results short: more pages match.
+    public var more = false
 }
 
 /// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end).
@@ -94,7 +96,20 @@ extension Library {
         guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw MarginError.invalidArgument("the search query is empty; give a word, a \"quoted phrase\" or (with --regex) a pattern")
         }
-        if options.annotations { return SearchResults(hits: try searchAnnotations(query, options: options), textless: []) }
+        if !options.regex && parseQuery(query).isEmpty {
+            throw MarginError.invalidArgument(
+                "the search query has no words (only quotes or spaces); give a word, a \"quoted phrase\" or (with --regex) a pattern")
+        }
+        // One hit more than asked for tells whether the limit cut the results short.
+        var options = options
+        let limit = options.limit
+        if limit > 0 { options.limit = limit + 1 }
+        if options.annotations {
+            var hits = try searchAnnotations(query, options: options)
+            let more = limit > 0 && hits.count > limit
+            if more { hits.removeLast(hits.count - limit) }
+            return SearchResults(hits: hits, textless: [], more: more)
+        }
         return try repository.read { store in
             var hits = options.regex
                 ? try regexHits(query, options: options, store)
@@ -107,7 +122,9 @@ extension Library {
             var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
             if let bookId = options.bookId { scanned = scanned.filter(Book.Fields.id == bookId) }
             let textless = try store.fetch(scanned.sorted(by: Book.Fields.id.ascending)).map { ($0.title, $0.textlessPages) }
-            return SearchResults(hits: hits, textless: textless)
+            let more = limit > 0 && hits.count > limit
+            if more { hits.removeLast(hits.count - limit) }
+            return SearchResults(hits: hits, textless: textless, more: more)
         }
     }
 

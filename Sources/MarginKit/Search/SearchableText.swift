@@ -13,11 +13,16 @@ struct SearchableText {
     let folded: [Unicode.Scalar]
     /// For each folded scalar, the index of the cased scalar it came from.
     let origin: [Int32]
+    /// For each cased scalar, the index of the scalar of the original text it came from.
+    let raw: [Int32]
 
     init(_ text: String) {
         var cased = [Unicode.Scalar]()
         var folded = [Unicode.Scalar]()
         var origin = [Int32]()
+        var raw = [Int32]()
+        var joins = [Int]()
+        var spaceAt = 0
         cased.reserveCapacity(text.unicodeScalars.count)
         folded.reserveCapacity(text.unicodeScalars.count)
         origin.reserveCapacity(text.unicodeScalars.count)
@@ -29,22 +34,26 @@ struct SearchableText {
             if isHyphen(scalar), let next = joinedLineBreak(scalars, after: index), let last = cased.last, isLetter(last),
                 next < scalars.count, isLetter(scalars[next])
             {
-                // "in-\ndex" reads "index".
+                // "in-\ndex" reads "index" (and "co-\noperation" also "co-operation", below).
+                joins.append(cased.count)
                 index = next
                 continue
             }
             if isSpace(scalar) {
+                if !pendingSpace { spaceAt = index }
                 pendingSpace = !cased.isEmpty
                 index += 1
                 continue
             }
             if pendingSpace {
                 cased.append(" ")
+                raw.append(Int32(spaceAt))
                 folded.append(" ")
                 origin.append(Int32(cased.count - 1))
                 pendingSpace = false
             }
             cased.append(scalar)
+            raw.append(Int32(index))
             let position = Int32(cased.count - 1)
             for foldedScalar in fold(scalar) {
                 folded.append(foldedScalar)
@@ -52,19 +61,60 @@ struct SearchableText {
             }
             index += 1
         }
+        // A hyphen at a line end may belong to the word ("applicative-order"): after the page,
+        // each joined word is also written with its hyphen, with three words either side, so a
+        // query with the hyphen finds it too. A line break separates them, which no term holds.
+        for join in joins {
+            var start = join
+            var words = 0
+            while start > 0, words < 4 {
+                if cased[start - 1] == " " { words += 1 }
+                if words < 4 { start -= 1 }
+            }
+            var end = join
+            words = 0
+            while end < cased.count, words < 4 {
+                if cased[end] == " " { words += 1 }
+                if words < 4 { end += 1 }
+            }
+            folded.append("\n")
+            origin.append(Int32(start))
+            for position in start..<end {
+                if position == join {
+                    folded.append("-")
+                    origin.append(Int32(max(0, join - 1)))
+                }
+                for foldedScalar in fold(cased[position]) {
+                    folded.append(foldedScalar)
+                    origin.append(Int32(position))
+                }
+            }
+        }
         self.cased = cased
         self.folded = folded
         self.origin = origin
+        self.raw = raw
+    }
+
+    /// The range of the original text's scalars that a range of `cased` came from.
+    func rawRange(_ range: Range<Int>) -> Range<Int> {
+        guard !range.isEmpty else { return 0..<0 }
+        return Int(raw[range.lowerBound])..<(Int(raw[range.upperBound - 1]) + 1)
     }
 
     /// The folded text as a string, for the index.
     var foldedString: String { scalarString(folded) }
 
     /// Ranges (in `cased`) where the folded `term` occurs.
+    /// Ranges (in `cased`) where the folded `term` occurs, in reading order, each once (a match in
+    /// a hyphen-kept copy of a line end stands for the joined text it came from).
     func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
-        occurrences(of: term, in: folded, wholeWord: wholeWord).map { range in
+        let ranges = occurrences(of: term, in: folded, wholeWord: wholeWord).map { range in
             Int(origin[range.lowerBound])..<(Int(origin[range.upperBound - 1]) + 1)
         }
+        guard folded.count > 0, folded.contains("\n") else { return ranges }
+        var seen = Set<Int>()
+        return ranges.sorted { $0.lowerBound < $1.lowerBound }.filter { seen.insert($0.lowerBound).inserted }
     }
 
     /// Ranges (in `cased`) where `term` occurs exactly (case and accents as given).

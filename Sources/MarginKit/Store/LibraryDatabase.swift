@@ -20,7 +20,22 @@ public final class LibraryDatabase: Sendable {
     /// `<name>.bak-<version>`.
     public init(path: String) throws {
         let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: path) {
+            // Already in WAL mode and at this build's schema: open without any lock (the common
+            // case; opening then changes nothing in the file).
+            if try Self.checkHeader(path), let opened = try? Self.openCurrent(path: path) {
+                self.writer = opened
+                self.path = path
+                self.backupPath = nil
+                self.repository = SQLiteRepository(writer: opened, path: path)
+                return
+            }
+        }
+        // Creating or migrating: one process at a time, the others wait and then find it done.
+        let lock = try OpenLock(path: path + ".lock")
+        defer { lock.release() }
         let existed = fileManager.fileExists(atPath: path)
+        if existed { _ = try Self.checkHeader(path) }
         if !existed {
             // Created user-only before SQLite opens it; SQLite gives -wal and -shm the same mode.
             guard fileManager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
@@ -64,6 +79,7 @@ public final class LibraryDatabase: Sendable {
                 try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "VACUUM INTO ?", arguments: [partial])
                 }
+                chmod(partial, 0o600)
                 guard rename(partial, target) == 0 else {
                     throw StoreError.cannotOpen(path: path, reason: "cannot write the backup \(target)")
                 }
@@ -72,12 +88,74 @@ public final class LibraryDatabase: Sendable {
             // A library already at the latest version is not written to at all.
             if !existed || !complete { try migrator.migrate(pool) }
         } catch {
-            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+            throw StoreError.from(error, path: path) as? StoreError ?? StoreError.cannotOpen(path: path, reason: "\(error)")
         }
         self.writer = pool
         self.path = path
         self.backupPath = backup
-        self.repository = SQLiteRepository(writer: pool)
+        self.repository = SQLiteRepository(writer: pool, path: path)
+    }
+
+    /// Opens a library that is complete at this build's schema, or returns nil (and opens
+    /// nothing) when it needs creating or migrating.
+    private static func openCurrent(path: String) throws -> DatabasePool? {
+        let pool = try DatabasePool(path: path, configuration: makeConfiguration())
+        let current = try pool.read { db in
+            try !Schema.migrator.hasBeenSuperseded(db) && Schema.migrator.hasCompletedMigrations(db)
+        }
+        if current { return pool }
+        try pool.close()
+        return nil
+    }
+
+    /// Refuses a database file shorter than its header says (part of it was lost). Returns
+    /// whether the file is in WAL mode.
+    static func checkHeader(_ path: String) throws -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 100), header.count == 100,
+            header.prefix(16) == Data("SQLite format 3\u{0}".utf8)
+        else { return false }
+        let wal = header[18] == 2 && header[19] == 2
+        func number(_ offset: Int, _ width: Int) -> Int64 {
+            header[offset..<offset + width].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        }
+        let rawPageSize = number(16, 2)
+        let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
+        let pages = number(28, 4)
+        // The page count is valid only when the "version valid for" matches the change counter.
+        guard pages > 0, number(92, 4) == number(24, 4) else { return wal }
+        let expected = pages * pageSize
+        let bytes = fileSize(path) ?? 0
+        if bytes < expected { throw StoreError.truncated(path: path, bytes: bytes, expected: expected) }
+        return wal
+    }
+
+    /// Ends a process's writing: moves everything in the WAL into the database file (so the file
+    /// alone is the whole library) and records the write count beside it for `db check`.
+    public func finishWriting() {
+        guard let repository = repository as? SQLiteRepository, repository.wrote.isSet, let path,
+            let pool = writer as? DatabasePool
+        else { return }
+        do {
+            let count = try pool.writeWithoutTransaction { db -> Int in
+                try db.checkpoint(.truncate)
+                return try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            }
+            let temporary = path + ".seq.\(getpid())"
+            try writeData(Data("\(count)\n".utf8), to: temporary)
+            rename(temporary, path + ".seq")
+        } catch {
+            // Another process is reading: its connection or ours will checkpoint later.
+        }
+    }
+
+    /// The write count recorded after the last finished write, and the database's own.
+    func writeCounts() throws -> (recorded: Int?, database: Int) {
+        let recorded = path.flatMap { FileManager.default.contents(atPath: $0 + ".seq") }
+            .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let database = try writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
+        return (recorded, database)
     }
 
     /// An empty database in memory, migrated to the current schema, for tests.
@@ -87,7 +165,7 @@ public final class LibraryDatabase: Sendable {
         self.writer = queue
         self.path = nil
         self.backupPath = nil
-        self.repository = SQLiteRepository(writer: queue)
+        self.repository = SQLiteRepository(writer: queue, path: nil)
     }
 
     /// The one configuration used by production and tests.
@@ -113,4 +191,28 @@ public final class LibraryDatabase: Sendable {
 
     /// The schema version of a database: how many of this build's migrations it has applied.
     public static var latestVersion: Int { Schema.identifiers.count }
+}
+
+/// An exclusive `flock` on a file beside the database, held while creating or migrating it.
+private final class OpenLock {
+    private var descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            // A read-only folder: nobody can migrate there, so there is nothing to serialise.
+            return
+        }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { break }
+        }
+    }
+
+    func release() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { release() }
 }

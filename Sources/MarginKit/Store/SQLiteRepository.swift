@@ -4,14 +4,43 @@ import GRDB
 /// The SQLite (GRDB) implementation of `Repository`.
 struct SQLiteRepository: Repository {
     let writer: any DatabaseWriter
+    /// The database file, for messages; nil in memory.
+    var path: String?
+    /// Set once this process has committed a write (so the WAL is checkpointed at the end).
+    var wrote: WriteFlag = WriteFlag()
 
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
-        try writer.read { db in try body(SQLiteStore(db: db)) }
+        do {
+            return try writer.read { db in try body(SQLiteStore(db: db)) }
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
     }
 
     func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
-        try writer.write { db in try body(SQLiteStore(db: db)) }
+        do {
+            let result = try writer.write { db in
+                let result = try body(SQLiteStore(db: db))
+                // Counts committed writes in the file header; `db check` compares it with the
+                // count recorded after the last checkpoint to notice a lost or stale -wal.
+                let count = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                try db.execute(sql: "PRAGMA user_version = \(count + 1)")
+                return result
+            }
+            wrote.set()
+            return result
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
     }
+}
+
+/// A flag set once, read from any thread.
+final class WriteFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }
 
 /// Wraps any `Model` as a GRDB record: the model's own `Codable` conformance gives the columns.

@@ -1,10 +1,20 @@
 import Foundation
+import GRDB
 
-/// Errors from opening or checking the library database.
+/// Errors from the library database, in words a user can act on (never raw SQL).
 public enum StoreError: Error, LocalizedError, Sendable {
     /// The file was written by a newer Margin; it is left untouched.
     case newerSchema(path: String)
     case cannotOpen(path: String, reason: String)
+    /// The file is shorter than its header says: part of it is lost.
+    case truncated(path: String, bytes: Int64, expected: Int64)
+    case readOnly(path: String)
+    case diskFull(path: String)
+    case damaged(path: String, reason: String)
+    /// What a write referred to was removed meanwhile (by another process).
+    case gone(String)
+    case busy(path: String)
+    case failed(path: String, message: String)
 
     public var errorDescription: String? {
         switch self {
@@ -12,6 +22,40 @@ public enum StoreError: Error, LocalizedError, Sendable {
             return "the library at \(path) was written by a newer version of margin; upgrade margin to use it (the file was not touched)"
         case .cannotOpen(let path, let reason):
             return "cannot open the library at \(path): \(reason)"
+        case .truncated(let path, let bytes, let expected):
+            return "the library database \(path) is truncated (\(bytes) of \(expected) bytes); restore it from a copy "
+                + "(\((path as NSString).lastPathComponent).bak-N beside it, or 'margin import' a JSON export into a new library) "
+                + "or move it aside to start anew"
+        case .readOnly(let path):
+            return "the library at \(path) is read-only; reading works, but this command writes (check the folder's permissions)"
+        case .diskFull(let path):
+            return "cannot write the library at \(path): the disk is full; free some space and run the command again (nothing was changed)"
+        case .damaged(let path, let reason):
+            return "the library database \(path) is damaged (\(reason)); 'margin db check' tells more, or restore it from a copy"
+        case .gone(let what):
+            return "\(what) was removed meanwhile (by another margin process?); nothing was changed"
+        case .busy(let path):
+            return "the library at \(path) is busy: another margin process held it for 30 seconds; try again"
+        case .failed(let path, let message):
+            return "the library database \(path) refused the change (\(message)); nothing was changed"
+        }
+    }
+
+    /// The error a user should see for a failure from SQLite.
+    static func from(_ error: any Error, path: String?) -> any Error {
+        guard let error = error as? DatabaseError else { return error }
+        let path = path ?? "(memory)"
+        switch error.resultCode {
+        case .SQLITE_READONLY: return StoreError.readOnly(path: path)
+        case .SQLITE_FULL: return StoreError.diskFull(path: path)
+        case .SQLITE_IOERR where error.extendedResultCode == .SQLITE_IOERR_WRITE || error.extendedResultCode == .SQLITE_IOERR_FSYNC:
+            return isDiskFull(at: path) ? StoreError.diskFull(path: path) : StoreError.damaged(path: path, reason: "a disk write failed")
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: return StoreError.damaged(path: path, reason: "not a valid SQLite database")
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return StoreError.busy(path: path)
+        case .SQLITE_CONSTRAINT where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY:
+            return StoreError.gone("the book")
+        case .SQLITE_CANTOPEN: return StoreError.cannotOpen(path: path, reason: "SQLite cannot open the file")
+        default: return StoreError.failed(path: path, message: error.message ?? "SQLite error \(error.resultCode.rawValue)")
         }
     }
 }

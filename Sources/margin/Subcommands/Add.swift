@@ -87,5 +87,5 @@ extension Margin {
 }
 
 func pagesText(_ count: Int) -> String {
-    count == 1 ? "1 page" : "\(count) pages"
+    MarginKit.count(count, "page")
 }

@@ -29,18 +29,25 @@ extension Margin {
         struct Verify: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "verify", abstract: "Rehash every cached file; restore corrupted ones from their sources.",
-                discussion: "Exits non-zero when a corrupted file could not be restored.")
+                discussion: """
+                    A corrupted file is moved to the cache's damaged/ folder, then fetched again; \
+                    the damaged copy is deleted only once a good one is back. Exits non-zero when \
+                    a corrupted file could not be restored.
+                    """)
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
                 let report = try await global.openLibrary().cacheVerify()
                 if global.json { try Console.json(report) } else {
-                    Console.out("checked \(report.checked) file(s): \(report.corrupt.count) corrupted, \(report.restored.count) restored")
+                    Console.out("checked \(count(report.checked, "file")): \(report.corrupt.count) corrupted, \(report.restored.count) restored")
                     report.corrupt.forEach { Console.out("  corrupted: \($0)") }
                     report.restored.forEach { Console.out("  restored: \($0)") }
+                    report.kept.forEach { Console.out("  kept aside: \($0)") }
                 }
                 if report.restored.count < report.corrupt.count {
-                    throw MarginError.io("\(report.corrupt.count - report.restored.count) corrupted file(s) could not be fetched again")
+                    throw MarginError.io(
+                        "\(count(report.corrupt.count - report.restored.count, "corrupted file")) could not be fetched again; "
+                            + "the damaged copies are kept in the cache's damaged/ folder")
                 }
             }
         }
@@ -53,21 +60,26 @@ extension Margin {
             func run() throws {
                 let report = try global.openLibrary().cachePrune()
                 if global.json { return try Console.json(report) }
-                Console.out("removed \(report.removed.count) file(s), freed \(formatBytes(report.freedBytes))")
+                Console.out("removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes))")
             }
         }
 
         struct Clear: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "clear", abstract: "Drop cached PDFs (fetched again from their sources when needed).",
-                discussion: "A book's only copy (no source to fetch it from again) is kept unless --all.")
+                discussion: """
+                    Only what can be fetched again goes: a book's current, newest version whose \
+                    source still serves it (an http(s) URL, or a local file with the same bytes). \
+                    Old versions kept by 'margin refresh', the served file of a book refreshed with \
+                    --keep-old, and copies of local files that changed are kept unless --all.
+                    """)
             @Flag(help: "Also drop files that can't be fetched again.") var all = false
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
                 let report = try global.openLibrary().cacheClear(all: all)
                 if global.json { return try Console.json(report) }
-                Console.out("removed \(report.removed.count) file(s), freed \(formatBytes(report.freedBytes)); kept \(report.kept.count) only cop\(report.kept.count == 1 ? "y" : "ies")")
+                Console.out("removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes)); kept \(count(report.kept.count, "copy", plural: "copies")) that can't be fetched again")
             }
         }
     }

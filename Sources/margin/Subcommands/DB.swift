@@ -34,7 +34,12 @@ extension Margin {
                 commandName: "check",
                 abstract: "Check the database's integrity and that every book's PDF is cached intact and indexed.",
                 discussion: """
-                    Also finds what a crash can leave: temporary files of margin processes that are                     no longer running, books whose text isn't indexed. --repair removes those files,                     indexes those books and fetches missing PDFs from their sources. Exits non-zero                     when a problem remains.
+                    Also finds what a crash can leave: temporary files of margin processes that are \
+                    no longer running, books whose text isn't indexed, cached files no book uses \
+                    (which 'margin cache prune' removes), and a database that lost writes (its -wal \
+                    file deleted, or an older copy put in place). --repair removes those temporary \
+                    files, indexes those books and fetches missing PDFs from their sources. Exits \
+                    non-zero when a problem remains.
                     """)
 
             @Flag(help: "Fix what can be fixed.") var repair = false
@@ -51,8 +56,11 @@ extension Margin {
                     Console.out("cached files  \(check.missingFiles.isEmpty && check.corruptFiles.isEmpty ? "ok" : "problems")")
                     for line in check.missingFiles { Console.out("  missing: \(line) (run 'margin path' to fetch it again)") }
                     for line in check.corruptFiles { Console.out("  corrupt: \(line) (run 'margin cache verify')") }
-                    Console.out("text index    \(check.unindexedBooks.isEmpty ? "ok" : "\(check.unindexedBooks.count) book(s) not indexed (--repair indexes them)")")
-                    Console.out("temporary     \(check.staleTemporaryFiles.isEmpty ? "ok" : "\(check.staleTemporaryFiles.count) stale file(s) (--repair removes them)")")
+                    Console.out("text index    \(check.unindexedBooks.isEmpty ? "ok" : "\(count(check.unindexedBooks.count, "book")) not indexed (--repair indexes them)")")
+                    Console.out("write log     \(check.writeLog)")
+                    Console.out("temporary     \(check.staleTemporaryFiles.isEmpty ? "ok" : "\(count(check.staleTemporaryFiles.count, "stale file")) (--repair removes them)")")
+                    Console.out("unused files  \(check.unusedFiles.isEmpty ? "none" : "\(count(check.unusedFiles.count, "file")) no book uses ('margin cache prune' removes them)")")
+                    for line in check.unusedFiles { Console.out("  unused: \(line)") }
                     for line in check.repaired { Console.out("  repaired: \(line)") }
                 }
                 if !check.ok {

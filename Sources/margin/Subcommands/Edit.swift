@@ -99,7 +99,7 @@ extension Margin {
             if global.json { return try Console.json(report) }
             for item in report.removed {
                 let notes = item.highlights + item.memos + item.bookmarks
-                let extra = notes > 0 ? " with \(item.highlights) highlight(s), \(item.memos) memo(s), \(item.bookmarks) bookmark(s)" : ""
+                let extra = notes > 0 ? " with \(count(item.highlights, "highlight")), \(count(item.memos, "memo")), \(count(item.bookmarks, "bookmark"))" : ""
                 Console.out("removed \(item.book.book.id ?? 0)  \(item.book.book.title)\(extra)")
             }
             if report.removed.isEmpty { global.note("the library was already empty") }

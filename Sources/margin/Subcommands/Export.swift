@@ -10,10 +10,14 @@ extension Margin {
             commandName: "export",
             abstract: "Export annotations as Markdown, JSON (the backup format), CSV or an annotated PDF.",
             discussion: """
-                Without -o, markdown, json and csv go to stdout; a PDF is written to \
-                <title-slug>-annotated.pdf. With several books, json and csv make one document; \
-                markdown and pdf make one file per book in the folder -o names. An existing file \
-                is kept unless --force; files are written whole or not at all.
+                Without -o, markdown, json and csv go to stdout (with --json, wrapped in one JSON \
+                document: {"format", "books", "text"}); a PDF is written to <title-slug>-annotated.pdf. \
+                Several books make one json or csv document, and one markdown document on stdout; \
+                with -o, several books in markdown or pdf make one file per book in the folder \
+                -o names (created if needed; the current folder for pdf without -o), named \
+                <title-slug>-<id>. An existing file is \
+                kept unless --force; files are written whole or not at all, and several files all \
+                or none. "wrote FILE" lines go to stderr; --json prints {"files": [...]} instead.
 
                 The PDF is a copy of the book with each highlight as a /Highlight annotation and \
                 each page memo as a /Text note, which Okular, Evince, Acrobat and pdf.js show. The \
@@ -43,39 +47,48 @@ extension Margin {
             let library = try global.openLibrary()
             // Every selector is resolved first: one unknown book and nothing happens.
             let selected = all ? try library.allBooks() : try library.resolveAll(books)
-            let perBook = selected.count > 1 && (format == .markdown || format == .pdf)
-            if perBook || (output.map(isFolder) ?? false) {
+            if selected.isEmpty { throw MarginError.emptyLibrary }
+            let toFolder = output.map(isFolder) ?? false
+            let named = output != nil && output != "-"
+            let perBook =
+                (format == .pdf && (selected.count > 1 || toFolder))
+                || (format == .markdown && named && (selected.count > 1 || toFolder))
+            if perBook {
+                // One file per book, named by title and id so no two collide; all or nothing.
                 let folder = output ?? FileManager.default.currentDirectoryPath
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                var written = [String]()
+                try makeOutputFolder(folder)
+                let files = AtomicFiles(force: force)
                 for book in selected {
-                    let path = folder + "/" + fileName(book)
-                    written.append(try await write([book], to: path, library))
+                    let path = folder + "/" + fileName(book, unique: true)
+                    if format == .pdf {
+                        try await library.exportPDF(book, to: path, in: files)
+                    } else {
+                        let data = Data(try library.exportText([book], format: format).utf8)
+                        try files.stage(path, check: .bytes(data.count)) { try writeData(data, to: $0) }
+                    }
                 }
-                return report(written)
+                return report(try files.commit())
             }
             if format == .pdf {
-                let path = output ?? (selected.first.map(fileName) ?? "export.pdf")
-                return report([try await write(selected, to: path, library)])
+                let path = output ?? (selected.first.map { fileName($0, unique: false) } ?? "export.pdf")
+                return report([try await library.exportPDF(selected[0], to: path, force: force)])
             }
             let text = try library.exportText(selected, format: format)
             if let output, output != "-" {
-                report([try writeAtomically(to: output, force: force) { try Data(text.utf8).write(to: URL(fileURLWithPath: $0)) }])
-            } else {
-                FileHandle.standardOutput.write(Data(text.utf8))
+                let path = toFolder ? output + "/" + "margin-export.\(format.fileExtension)" : output
+                let data = Data(text.utf8)
+                return report([try writeAtomically(to: path, force: force, check: .bytes(data.count)) { try writeData(data, to: $0) }])
             }
+            if global.json && format != .json {
+                // One JSON document on stdout: the export as a string, with what it holds.
+                return try Console.json(TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text))
+            }
+            FileHandle.standardOutput.write(Data(text.utf8))
         }
 
-        private func write(_ books: [Book], to path: String, _ library: Library) async throws -> String {
-            if format == .pdf, let book = books.first {
-                return try await library.exportPDF(book, to: path, force: force)
-            }
-            let text = try library.exportText(books, format: format)
-            return try writeAtomically(to: path, force: force) { try Data(text.utf8).write(to: URL(fileURLWithPath: $0)) }
-        }
-
-        private func fileName(_ book: Book) -> String {
-            format == .pdf ? "\(slug(book.title))-annotated.pdf" : "\(slug(book.title)).\(format.fileExtension)"
+        private func fileName(_ book: Book, unique: Bool) -> String {
+            let base = unique ? "\(slug(book.title))-\(book.id ?? 0)" : slug(book.title)
+            return format == .pdf ? "\(base)-annotated.pdf" : "\(base).\(format.fileExtension)"
         }
 
         private func isFolder(_ path: String) -> Bool {
@@ -83,13 +96,30 @@ extension Margin {
             return path.hasSuffix("/") || (FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
         }
 
+        private func makeOutputFolder(_ folder: String) throws {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw MarginError.io("cannot create the folder \(folder): \(error.localizedDescription)")
+            }
+        }
+
+        /// What was written: a JSON document with --json, else one "wrote" line each on stderr.
         private func report(_ files: [String]) {
             if global.json {
                 try? Console.json(["files": files])
             } else {
-                files.forEach { Console.out("wrote \($0)") }
+                files.forEach { global.note("wrote \($0)") }
             }
         }
+    }
+
+    /// `export --json` of a text format without -o.
+    struct TextExport: Encodable {
+        var format: String
+        var books: [Int64]
+        var text: String
     }
 
     struct Import: ParsableCommand {
@@ -100,7 +130,10 @@ extension Margin {
                 Books are matched by SHA-256 (a book not in the library is created and its PDF \
                 fetched from its sources when needed); annotations by UUID. Importing the same \
                 file twice changes nothing; when both sides changed an annotation, the newer \
-                updatedAt wins and it is counted as a conflict. One transaction: a malformed file \
+                updatedAt wins and it is counted as a conflict. Each annotation counts once as \
+                added, updated or unchanged; conflicts are counted among those. A book is also \
+                matched by its UUID and by the SHA-256 of each of its versions, so a backup made \
+                before a refresh imports into the same library. One transaction: a malformed file \
                 imports nothing and the error says where. --dry-run reports the counts only.
                 """)
 
@@ -122,7 +155,11 @@ extension Margin {
             if global.json { return try Console.json(report) }
             let total = report.total
             let verb = dryRun ? "would import" : "imported"
-            Console.out("\(verb): \(total.added) added, \(total.updated) updated, \(total.unchanged) unchanged, \(total.conflicts) conflicts; books: \(report.books.added) new, \(report.books.unchanged) known")
+            let annotations = total.added + total.updated + total.unchanged
+            let conflicts = total.conflicts == 0 ? "" : " (\(count(total.conflicts, "conflict")): the newer side kept)"
+            Console.out(
+                "\(verb) \(count(annotations, "annotation")): \(total.added) added, \(total.updated) updated, \(total.unchanged) unchanged\(conflicts); "
+                    + "books: \(report.books.added) new, \(report.books.unchanged) known")
         }
     }
 

@@ -43,7 +43,15 @@ extension Margin {
             let books = try library.list(BookFilter(folder: folder, tag: tag, sort: sort, limit: limit, offset: offset))
             if global.json { return try Console.json(books) }
             if books.isEmpty {
-                global.note(folder == nil && tag == nil ? "the library is empty; add a PDF with 'margin add URL|PATH'" : "no books match")
+                if folder != nil || tag != nil {
+                    global.note("no books match")
+                } else if limit == 0 {
+                    global.note("--limit 0 shows no books")
+                } else if (offset ?? 0) > 0, case let total = try library.list().count, total > 0 {
+                    global.note("no books after the first \(offset ?? 0): the library has \(total) book\(total == 1 ? "" : "s")")
+                } else {
+                    global.note("the library is empty; add a PDF with 'margin add URL|PATH'")
+                }
                 return
             }
             printBookTable(books)

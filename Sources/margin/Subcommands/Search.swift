@@ -12,6 +12,9 @@ extension Margin {
                 matching inside words as pdfgrep does; a phrase broken across lines or hyphenated at \
                 a line end is still found. Hits are ranked (bm25) and grouped by book; pages are 1-based.
 
+                No matches is not an error: the exit status is 0 and stderr says "no matches" \
+                (with --json, stdout is []). When --limit cuts the results short, stderr says so.
+
                 --case-sensitive, --whole-word and --regex are exact: every hit is checked against \
                 the page text. --regex takes one ICU regular expression.
 
@@ -70,7 +73,10 @@ extension Margin {
             let scans = results.textless.reduce(0) { $0 + $1.pages }
             if scans > 0 {
                 let books = results.textless.count == 1 ? "'\(results.textless[0].title)'" : "\(results.textless.count) books"
-                global.note("note: \(pagesText(scans)) of \(books) have no text layer (scanned?) and were not searched")
+                global.note("note: \(pagesText(scans)) of \(books) \(scans == 1 ? "has" : "have") no text layer (scanned?) and \(scans == 1 ? "was" : "were") not searched")
+            }
+            if results.more {
+                global.note("note: showing the first \(limit) hits; more pages match (--limit N for more, --limit 0 for all)")
             }
             if results.hits.isEmpty { global.note("no matches") }
         }

@@ -6,6 +6,8 @@ public struct AnchorCounts: Sendable, Encodable, Equatable {
     public var moved = 0
     public var unchanged = 0
     public var orphaned = 0
+
+    public init() {}
 }
 
 /// Finds each highlight's text again in a new version: every occurrence of its (folded,
@@ -79,4 +81,36 @@ private func commonPrefix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
     var count = 0
     while count < a.count, count < b.count, a[count] == b[count] { count += 1 }
     return count
+}
+
+/// Where each page of an old version went in a new one (old number → new number), found by
+/// runs of four words the two share. Pages with no such run (a scan, a rewritten page) follow
+/// the nearest matched page before them, keeping their distance to it.
+func pageMapping(old: [PageText], new: [PageText]) -> [Int: Int] {
+    func shingles(_ text: String) -> Set<String> {
+        let words = scalarString(SearchableText(text).folded).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard words.count >= 4 else { return words.isEmpty ? [] : [words.joined(separator: " ")] }
+        return Set((0...(words.count - 4)).map { words[$0..<$0 + 4].joined(separator: " ") })
+    }
+    var index = [String: [Int]]()
+    for page in new {
+        for shingle in shingles(page.text) { index[shingle, default: []].append(page.number) }
+    }
+    var mapping = [Int: Int]()
+    for page in old {
+        var votes = [Int: Int]()
+        let own = shingles(page.text)
+        // A run found on many pages (a running header) says nothing.
+        for shingle in own { if let pages = index[shingle], pages.count <= 3 { for number in pages { votes[number, default: 0] += 1 } } }
+        let best = votes.max { a, b in
+            (a.value, -abs(a.key - page.number)) < (b.value, -abs(b.key - page.number))
+        }
+        if let best, best.value * 4 >= min(own.count, 8) { mapping[page.number] = best.key }
+    }
+    var result = mapping
+    var offset = 0
+    for page in old.map(\.number).sorted() {
+        if let mapped = mapping[page] { offset = mapped - page } else { result[page] = page + offset }
+    }
+    return result
 }

@@ -15,8 +15,9 @@ struct PageLocator {
         self.number = number
         self.text = SearchableText(text)
         scalars = Array(text.unicodeScalars)
-        let boxes = page?.characterBoxes()
-        self.boxes = boxes?.count == scalars.count ? boxes : nil
+        // The stored text is the page's reading text; its boxes line up with it scalar by scalar.
+        let reading = page?.readingText()
+        self.boxes = reading?.text == text && reading?.boxes?.count == scalars.count ? reading?.boxes : nil
     }
 
     /// One located occurrence: its range in `text.cased`, rects, exact text and context.

@@ -99,45 +99,94 @@ extension Library {
             input: source.url)
         let extracted = try TextExtractor.extract(path: staged.path, password: book.password, pageCount: facts.pages)
         // Placing the file and recording it is one step an interrupt can't split.
-        let anchored = try Interruption.critical { () throws -> (updated: [Highlight], counts: AnchorCounts)? in
+        let counts = try Interruption.critical { () throws -> AnchorCounts? in
             let placedNew = try store.place(staged.path, sha256: staged.sha256)
-            let path = store.path(for: staged.sha256)
-            var anchored: (updated: [Highlight], counts: AnchorCounts)?
-            if !keepOld {
-                let document = try Document(path: path, password: book.password)
-                anchored = reanchor(try highlights(of: book), pages: extracted.pages, document: document)
-            }
             do {
+                let change = keepOld ? nil : try prepareSwitch(book, to: store.path(for: staged.sha256), extracted: extracted)
                 try repository.write { store in
                     var version = Version(bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
                     try store.upsert(&version)
                     try store.update(source)
-                    guard let anchored, var current = try store.find(Book.self, id: id) else { return }
-                    current.sha256 = staged.sha256
-                    current.bytes = staged.bytes
-                    current.pages = facts.pages
-                    current.updatedAt = Date()
-                    try storeText(extracted, for: &current, store, now: Date())
-                    for highlight in anchored.updated { try store.update(highlight) }
-                    // Bookmarks and memos beyond the new last page stay, on the last page.
-                    for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) where bookmark.page > facts.pages {
-                        bookmark.page = facts.pages
-                        try store.update(bookmark)
-                    }
-                    for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) where (memo.page ?? 0) > facts.pages {
-                        memo.page = facts.pages
-                        try store.update(memo)
-                    }
+                    if let change { try applySwitch(change, bookId: id, to: version, extracted: extracted, store) }
                 }
+                return change?.counts
             } catch {
                 if placedNew { store.remove(staged.sha256) }
                 throw error
             }
-            return anchored
         }
         return RefreshOutcome(
             book: id, title: book.title, status: keepOld ? .storedNewVersion : .updated, source: source.url,
-            sha256: staged.sha256, highlights: anchored?.counts)
+            sha256: staged.sha256, highlights: counts)
+    }
+
+    /// Serves another stored version of a book (one kept by `refresh --keep-old`, or an older
+    /// one): its text is indexed, highlights re-anchored and bookmarks and memos moved with
+    /// their pages, as when a refresh brings a new version.
+    public func useVersion(_ book: Book, version selector: String) async throws -> RefreshOutcome {
+        let wanted = selector.lowercased()
+        let all = try versions(of: book)
+        let matches = all.filter { $0.sha256.hasPrefix(wanted) || String(all.firstIndex(of: $0).map { $0 + 1 } ?? 0) == wanted }
+        guard matches.count == 1, let version = matches.first else {
+            let list = all.enumerated().map { "  \($0.offset + 1)  \($0.element.sha256.prefix(12))  \(count($0.element.pages, "page"))" }
+            throw MarginError.invalidArgument(
+                (matches.isEmpty ? "'\(book.title)' has no version '\(selector)'" : "'\(selector)' matches \(matches.count) versions")
+                    + "; give its number or a SHA-256 prefix:\n" + list.joined(separator: "\n"))
+        }
+        guard version.sha256 != book.sha256 else {
+            throw MarginError.invalidArgument("version \(version.sha256.prefix(12)) is already the one '\(book.title)' serves")
+        }
+        guard store.contains(version.sha256) else {
+            throw MarginError.notCached(title: book.title, reason: "version \(version.sha256.prefix(12)) is no longer in the cache")
+        }
+        let path = store.path(for: version.sha256)
+        let extracted = try TextExtractor.extract(path: path, password: book.password, pageCount: version.pages)
+        let change = try prepareSwitch(book, to: path, extracted: extracted)
+        try Interruption.critical {
+            try repository.write { store in try applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store) }
+        }
+        return RefreshOutcome(
+            book: book.id ?? 0, title: book.title, status: .updated, source: version.source, sha256: version.sha256,
+            highlights: change.counts)
+    }
+
+    /// Highlights re-anchored on a version's text, and where each old page went.
+    struct VersionSwitch {
+        var highlights: [Highlight]
+        var counts: AnchorCounts
+        var pages: [Int: Int]
+    }
+
+    func prepareSwitch(_ book: Book, to path: String, extracted: ExtractedText) throws -> VersionSwitch {
+        let document = try Document(path: path, password: book.password)
+        let anchored = reanchor(try highlights(of: book), pages: extracted.pages, document: document)
+        let mapping = pageMapping(old: try pageTexts(of: book), new: extracted.pages)
+        return VersionSwitch(highlights: anchored.updated, counts: anchored.counts, pages: mapping)
+    }
+
+    /// Makes `version` the one the book serves, in the caller's transaction.
+    func applySwitch(_ change: VersionSwitch, bookId id: Int64, to version: Version, extracted: ExtractedText, _ store: any StoreWriter) throws {
+        guard var current = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
+        current.sha256 = version.sha256
+        current.bytes = version.bytes
+        current.pages = version.pages
+        current.updatedAt = Date()
+        try storeText(extracted, for: &current, store, now: Date())
+        for highlight in change.highlights { try store.update(highlight) }
+        // Bookmarks and memos follow their page's text; a page that can't be found keeps its
+        // number (within the new page count).
+        func moved(_ page: Int) -> Int { min(max(1, change.pages[page] ?? page), max(1, version.pages)) }
+        for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) {
+            let page = moved(bookmark.page)
+            guard page != bookmark.page else { continue }
+            bookmark.page = page
+            try store.update(bookmark)
+        }
+        for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) {
+            guard let old = memo.page, moved(old) != old else { continue }
+            memo.page = moved(old)
+            try store.update(memo)
+        }
     }
 
     /// A book's versions, oldest first.

@@ -89,7 +89,7 @@ extension Library {
 }
 
 /// Parses `--pages`: `N`, `A-B`, or a comma list of those, 1-based; ranges must go forward and
-/// stay within `1...count`.
+/// start within `1...count` (one running past the end stops at the last page). Each page once.
 public func parsePages(_ text: String, count: Int) throws -> [Int] {
     var pages = [Int]()
     for part in text.split(separator: ",", omittingEmptySubsequences: false) {
@@ -100,14 +100,18 @@ public func parsePages(_ text: String, count: Int) throws -> [Int] {
         guard !piece.isEmpty, bounds.allSatisfy({ $0 != nil }), let first = bounds.first ?? nil else {
             throw MarginError.invalidArgument("'\(text)' is not a page list: write N, A-B or a comma list such as 1,3-5")
         }
-        let last = bounds.count == 2 ? (bounds[1] ?? first) : first
+        var last = bounds.count == 2 ? (bounds[1] ?? first) : first
         guard first <= last else {
             throw MarginError.invalidArgument("the page range \(first)-\(last) goes backwards; write \(last)-\(first)")
         }
+        // A range running past the end stops at the last page, as in pdftotext.
+        if bounds.count == 2, first >= 1, first <= count { last = min(last, count) }
         for page in [first, last] where page < 1 || page > count {
             throw PopplerError.pageOutOfRange(page: page, count: count)
         }
         pages += Array(first...last)
     }
-    return pages
+    // Each page once, in the order first asked for.
+    var seen = Set<Int>()
+    return pages.filter { seen.insert($0).inserted }
 }

@@ -31,7 +31,7 @@ enum TextExtractor {
                         // A damaged page has no text to give; the rest of the book still does.
                         let text: String
                         do {
-                            text = try document.page(number).text
+                            text = try document.page(number).readingText().text
                         } catch PopplerError.pageUnreadable {
                             text = ""
                         }

@@ -55,7 +55,7 @@ extension Margin {
 
     struct BookCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self])
+            commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self, Use.self])
 
         struct Versions: ParsableCommand {
             static let configuration = CommandConfiguration(commandName: "versions", abstract: "List the versions of a book's PDF, oldest first.")
@@ -77,6 +77,39 @@ extension Margin {
                          ($0.sha256 == selected.sha256 ? "current" : "") + (library.store.contains($0.sha256) ? "" : " (not cached)")]
                     })
             }
+        }
+    }
+}
+
+extension Margin.BookCommand {
+    struct Use: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "use", abstract: "Serve another stored version of a book's PDF.",
+            discussion: """
+                Switches the book to a version 'margin book versions' lists (by its number, 1 = \
+                oldest, or a SHA-256 prefix): one kept by 'margin refresh --keep-old', or an older \
+                one. Its text is indexed, highlights are re-anchored on it (or marked orphaned), \
+                and bookmarks and memos move with their page's text.
+
+                Examples:
+                  margin book use 3 2
+                  margin book use "attention" 9f2c
+                """)
+
+        @Argument(help: "The book.") var book: String
+        @Argument(help: ArgumentHelp("The version: its number in 'book versions' or a SHA-256 prefix.", valueName: "VERSION"))
+        var version: String
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            let selected = try library.resolve(book)
+            let outcome = try await library.useVersion(selected, version: version)
+            if global.json { return try Console.json(outcome) }
+            let counts = outcome.highlights ?? AnchorCounts()
+            Console.out(
+                "\(selected.title) now serves version \(outcome.sha256?.prefix(12) ?? ""); highlights: "
+                    + "\(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned")
         }
     }
 }

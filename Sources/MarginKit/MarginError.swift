@@ -27,6 +27,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case truncatedPDF(String)
     case encrypted(String)
     case wrongPassword(String)
+    /// A stored password can't be unsealed (its key file is gone).
+    case passwordUnavailable(title: String, keyFile: String)
     case unreadablePDF(String, reason: String)
 
     // Cache
@@ -37,7 +39,7 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case io(String)
 
     public var errorDescription: String? {
-        switch self {
+        switch redacted {
         case .bookNotFound(let selector):
             return "no book matches '\(selector)'\nhint: 'margin list' shows the library; select a book by id, SHA-256 prefix (4+ hex digits) or part of its title"
         case .ambiguousBook(let selector, let candidates):
@@ -71,15 +73,41 @@ public enum MarginError: Error, LocalizedError, Sendable {
         case .truncatedPDF(let input):
             return "the PDF \(input) is truncated: it ends without %%EOF; download or copy it again"
         case .encrypted(let input):
-            return "\(input) is an encrypted PDF: give its password with --password"
+            return "\(input) is an encrypted PDF: give its password with --password - (asked for, not shown) or --password-fd N"
         case .wrongPassword(let input):
             return "the password given does not open the encrypted PDF \(input)"
+        case .passwordUnavailable(let title, let keyFile):
+            return "the stored password of '\(title)' can't be read: its key (\(keyFile)) is missing or was replaced; "
+                + "give the password again with 'margin edit BOOK --password -'"
         case .unreadablePDF(let input, let reason):
             return "poppler cannot read \(input) as a PDF: \(reason)"
         case .notCached(let title, let reason):
             return "'\(title)' is not cached and no source could be fetched: \(reason)"
         case .invalidArgument(let message), .io(let message):
             return message
+        }
+    }
+}
+
+extension MarginError {
+    /// The error with any URL in it fit to print (see `redactedURL`).
+    var redacted: MarginError {
+        switch self {
+        case .unreachable(let url, let reason): return .unreachable(url: redactedURL(url), reason: reason)
+        case .httpStatus(let url, let code, let reason): return .httpStatus(url: redactedURL(url), code: code, reason: reason)
+        case .tooLarge(let url, let limit, let size): return .tooLarge(url: redactedURL(url), limit: limit, size: size)
+        case .incompleteDownload(let url, let expected, let received):
+            return .incompleteDownload(url: redactedURL(url), expected: expected, received: received)
+        case .emptyFile(let input): return .emptyFile(redactedURL(input))
+        case .htmlNotPDF(let input): return .htmlNotPDF(redactedURL(input))
+        case .notPDF(let input): return .notPDF(redactedURL(input))
+        case .truncatedPDF(let input): return .truncatedPDF(redactedURL(input))
+        case .encrypted(let input): return .encrypted(redactedURL(input))
+        case .wrongPassword(let input): return .wrongPassword(redactedURL(input))
+        case .unreadablePDF(let input, let reason): return .unreadablePDF(redactedURL(input), reason: reason)
+        case .invalidURL(let input): return .invalidURL(redactedURL(input))
+        case .unsupportedScheme(let input): return .unsupportedScheme(redactedURL(input))
+        default: return self
         }
     }
 }

@@ -29,6 +29,12 @@ public final class Document {
         pageCount = Int(poppler_document_get_n_pages(document))
     }
 
+    /// Some permission (print, copy, change…) is withheld: the PDF is encrypted with an owner
+    /// password, even if it opens without one.
+    public var isRestricted: Bool {
+        poppler_document_get_permissions(pointer).rawValue & POPPLER_PERMISSIONS_FULL.rawValue != POPPLER_PERMISSIONS_FULL.rawValue
+    }
+
     deinit {
         g_object_unref(UnsafeMutableRawPointer(pointer))
     }

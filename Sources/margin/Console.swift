@@ -6,11 +6,18 @@ enum Console {
     static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
     static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// A message on stderr, control characters removed.
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((terminalSafe(message) + "\n").utf8))
     }
 
+    /// A line on stdout, control characters removed (a PDF's title can hold escape sequences).
     static func out(_ text: String) {
+        outRaw(terminalSafe(text))
+    }
+
+    /// A line on stdout as given: for text already made safe, with Margin's own colours.
+    static func outRaw(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
@@ -48,4 +55,19 @@ func shortDate(_ date: Date?) -> String {
     let formatter = DateFormatter()
     formatter.dateFormat = "yyyy-MM-dd HH:mm"
     return formatter.string(from: date)
+}
+
+/// The text without control characters that a terminal would act on (escape sequences,
+/// carriage returns, bells): C0 and C1 controls and DEL, except line feeds, tabs and `keep`.
+func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
+    guard text.unicodeScalars.contains(where: isControl) else { return text }
+    var result = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars where !isControl(scalar) || scalar == "\n" || scalar == "\t" || keep.contains(scalar) {
+        result.append(scalar)
+    }
+    return String(result)
+}
+
+private func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value <= 0x9F)
 }

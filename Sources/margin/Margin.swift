@@ -26,8 +26,24 @@ struct Margin: AsyncParsableCommand {
 
     static func main() async {
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot(arguments)
+            try checkCommandNames(arguments)
+            command = try parseAsRoot(arguments)
+        } catch let error as PlainUsageError {
+            Console.error("error: \(error.message)")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        } catch {
+            // "-1" reads as an option to the parser; say what it is.
+            if let negative = arguments.first(where: { $0.count > 1 && $0.hasPrefix("-") && Int($0) != nil }),
+                exitCode(for: error) == .validationFailure
+            {
+                Console.error("error: \(negative) is not a valid number here: pages, ids and counts start at 1")
+                Foundation.exit(ExitCode.validationFailure.rawValue)
+            }
+            exit(reporting: error)
+        }
+        do {
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {
@@ -37,13 +53,13 @@ struct Margin: AsyncParsableCommand {
             Foundation.exit(0)
         } catch {
             OpenLibraries.shared.finishWriting()
-            exit(reporting: error)
+            exit(reporting: error, in: type(of: command))
         }
     }
 
     /// Prints an error as one `error: …` line (hints may follow) and exits non-zero; help and
     /// version requests print to stdout and exit 0.
-    static func exit(reporting error: any Error) -> Never {
+    static func exit(reporting error: any Error, in command: (any ParsableCommand.Type)? = nil) -> Never {
         let code = exitCode(for: error)
         if let error = error as? ExitCode {
             Foundation.exit(error.rawValue)
@@ -54,8 +70,14 @@ struct Margin: AsyncParsableCommand {
         }
         if code == .validationFailure {
             // An argument error: say it, then how to use the command.
-            let usage = fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
+            var usage = fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
                 .drop { !$0.hasPrefix("Usage:") }.joined(separator: "\n")
+            if let command, let name = command.configuration.commandName {
+                // Thrown while running a command: its own usage, not the root's.
+                let path = commandPath(to: command) ?? name
+                usage = "Usage: margin \(path) " + command.usageString().split(separator: " ", maxSplits: 1).dropFirst().joined()
+                    + "\n  See 'margin \(path) --help' for more information."
+            }
             Console.error("error: \(message(for: error))")
             if !usage.isEmpty { Console.error(usage.trimmingCharacters(in: .whitespacesAndNewlines)) }
             Foundation.exit(code.rawValue)
@@ -63,6 +85,26 @@ struct Margin: AsyncParsableCommand {
         let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
         Console.error("error: \(text)")
         Foundation.exit(code == .success ? 1 : code.rawValue)
+    }
+
+    /// Refuses a command name that doesn't exist (also after `help`), suggesting the closest.
+    static func checkCommandNames(_ arguments: [String]) throws {
+        var level: [any ParsableCommand.Type] = configuration.subcommands
+        var words = arguments[...]
+        if words.first == "help" { words = words.dropFirst() }
+        var path = ["margin"]
+        while let word = words.first, !word.hasPrefix("-"), !level.isEmpty {
+            guard let next = level.first(where: { $0.configuration.commandName == word }) else {
+                let names = level.compactMap { $0.configuration.commandName }
+                let close = names.map { ($0, editDistance($0, word)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+                let hint = close.map { "; did you mean '\($0)'?" } ?? ""
+                throw PlainUsageError(
+                    message: "'\(path.joined(separator: " ")) \(word)' is not a command\(hint) ('\(path.joined(separator: " ")) --help' lists them)")
+            }
+            path.append(word)
+            level = next.configuration.subcommands
+            words = words.dropFirst()
+        }
     }
 
     /// Lets the global options come before the verb (`margin --json list`): ArgumentParser reads
@@ -87,4 +129,39 @@ struct Margin: AsyncParsableCommand {
         result.insert(contentsOf: hoisted, at: end)
         return result
     }
+}
+
+/// An argument error that needs no usage lines after it.
+struct PlainUsageError: Error {
+    var message: String
+}
+
+/// "bookmark add" for the `bookmark add` command type.
+func commandPath(to target: any ParsableCommand.Type) -> String? {
+    func walk(_ level: [any ParsableCommand.Type], _ path: [String]) -> String? {
+        for command in level {
+            guard let name = command.configuration.commandName else { continue }
+            if command == target { return (path + [name]).joined(separator: " ") }
+            if let found = walk(command.configuration.subcommands, path + [name]) { return found }
+        }
+        return nil
+    }
+    return walk(Margin.configuration.subcommands, [])
+}
+
+/// The number of single-character edits between two words.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    var row = Array(0...b.count)
+    for i in 1...max(1, a.count) where !a.isEmpty {
+        var previous = row[0]
+        row[0] = i
+        for j in 1...max(1, b.count) where !b.isEmpty {
+            let current = row[j]
+            row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+            previous = current
+        }
+    }
+    return row[b.count]
 }

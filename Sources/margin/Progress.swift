@@ -87,7 +87,8 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
     private func line(_ t: Transfer, now: Date) -> String {
         let elapsed = max(now.timeIntervalSince(t.started), 0.001)
         let rate = Double(t.received - t.resumedAt) / elapsed
-        let name = t.name.count > 24 ? String(t.name.prefix(23)) + "…" : t.name.padding(toLength: 24, withPad: " ", startingAt: 0)
+        let safe = terminalSafe(t.name)
+        let name = safe.count > 24 ? String(safe.prefix(23)) + "…" : safe.padding(toLength: 24, withPad: " ", startingAt: 0)
         guard let total = t.total, total > 0 else {
             return "\(name) \(formatBytes(t.received))  \(formatBytes(Int64(rate)))/s"
         }

@@ -176,7 +176,7 @@ import TestSupport
         let entry = try #require(try books(json).first)
         #expect((entry["memos"] as? [[String: Any]])?.first?.string("text") == nasty)
         #expect(entry.string("title") == "Evil, \"quoted\"\nTitle # not a heading")
-        #expect(entry["tags"] as? [String] == ["two words\n# injected"])
+        #expect(entry["tags"] as? [String] == ["two words # injected"], "a line break in a tag becomes a space")
     }
 
     @Test func exportRefusesToOverwriteAndWritesFolders() throws {

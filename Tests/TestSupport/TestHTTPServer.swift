@@ -8,6 +8,8 @@ import NIOPosix
 public struct SeenRequest: Sendable {
     public var path: String
     public var headers: [String: String]
+    /// The whole request target, query included.
+    public var uri = ""
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
@@ -96,6 +98,9 @@ public final class TestHTTPServer: Sendable {
     /// How many requests reached `path`.
     public func hitCount(_ path: String) -> Int { log.withLockedValue { $0.filter { $0.path == path }.count } }
 
+    /// Every request, oldest first.
+    public var allRequests: [SeenRequest] { log.withLockedValue { $0 } }
+
     /// Every request to `path`, oldest first.
     public func requests(_ path: String) -> [SeenRequest] { log.withLockedValue { $0.filter { $0.path == path } } }
 
@@ -147,7 +152,7 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
         case .head(let head):
             var headers = [String: String]()
             for (name, value) in head.headers { headers[name.lowercased()] = value }
-            request = SeenRequest(path: String(head.uri.split(separator: "?", maxSplits: 1).first ?? "/"), headers: headers)
+            request = SeenRequest(path: String(head.uri.split(separator: "?", maxSplits: 1).first ?? "/"), headers: headers, uri: head.uri)
         case .body:
             break
         case .end:

@@ -9,7 +9,7 @@ extension Library {
     /// UUID derived from the file and its place in it, so running this twice adds nothing.
     public func importPDFAnnotations(_ book: Book) async throws -> ImportReport {
         let path = try await ensureCached(book)
-        let document = try Document(path: path, password: book.password)
+        let document = try Document(path: path, password: try password(of: book))
         var highlights = [Highlight]()
         var memos = [Memo]()
         let bookId = book.id ?? 0

@@ -75,7 +75,8 @@ extension Library {
     @discardableResult
     public func exportPDF(_ book: Book, to output: String, in files: AtomicFiles) async throws -> String {
         let path = try await ensureCached(book)
-        let document = try Document(path: path, password: book.password)
+        let secret = try password(of: book)
+        let document = try Document(path: path, password: secret)
         for highlight in try highlights(of: book) where !highlight.orphaned {
             let page = try document.page(highlight.page)
             page.addHighlight(
@@ -94,7 +95,7 @@ extension Library {
                 at: (x: 8, y: height - 8 - Double(slot) * 24), contents: memo.text,
                 color: RGB(red: 1, green: 0.85, blue: 0.2), author: memo.author ?? "Margin")
         }
-        return try files.stage(output, check: .pdf(pages: document.pageCount, password: book.password)) { temporary in
+        return try files.stage(output, check: .pdf(pages: document.pageCount, password: secret)) { temporary in
             try document.save(to: temporary)
         }
     }

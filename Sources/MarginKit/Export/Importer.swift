@@ -172,7 +172,8 @@ extension Library {
             }
         }
         var book = Book(
-            sha256: sha, title: entry.title, author: entry.author, pages: entry.pages, bytes: entry.bytes, folder: entry.folder)
+            sha256: sha, title: entry.title, author: entry.author, pages: entry.pages, bytes: entry.bytes,
+            folder: normalizedFolder(entry.folder))
         book.uuid = bookUUID
         book.memo = entry.memo
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")

@@ -26,7 +26,7 @@ public struct AddOutcome: Sendable, Encodable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(input, forKey: .input)
+        try container.encode(redactedURL(input), forKey: .input)
         try container.encode(ok, forKey: .ok)
         if let book {
             try container.encode(book, forKey: .book)
@@ -160,14 +160,20 @@ extension Library {
         let extracted: ExtractedText? =
             known?.indexedAt != nil
             ? nil
-            : try TextExtractor.extract(path: staged.path, password: options.password ?? known?.password, pageCount: facts.pages)
-        return try Interruption.critical { try record(staged, kind: kind, facts: facts, extracted: extracted, options: options) }
+            : try TextExtractor.extract(
+                path: staged.path, password: facts.needsPassword ? options.password ?? known.flatMap { try? password(of: $0) } : nil,
+                pageCount: facts.pages)
+        // Stored sealed; "" marks an encrypted PDF that opens without a password.
+        let stored = facts.needsPassword ? try options.password.map { try secrets.seal($0) } : (facts.encrypted ? "" : nil)
+        return try Interruption.critical {
+            try record(staged, kind: kind, facts: facts, extracted: extracted, options: options, password: stored)
+        }
     }
 
     /// Places the staged file in the cache and records the book; removes a newly placed file
     /// again when the write fails.
     private func record(
-        _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions
+        _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions, password: String?
     ) throws -> (BookInfo, Bool) {
         let placedNew = try store.place(staged.path, sha256: staged.sha256)
         do {
@@ -178,7 +184,7 @@ extension Library {
                     var source = Source(bookId: id, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
                     try store.upsert(&source)
                     try addTags(options.tags, to: id, store, now: now)
-                    if existing.password == nil, let password = options.password {
+                    if (existing.password ?? "").isEmpty, let password, !password.isEmpty {
                         existing.password = password
                         try store.update(existing)
                     }
@@ -191,8 +197,8 @@ extension Library {
                     sha256: staged.sha256,
                     title: nonEmpty(options.title) ?? facts.title ?? kind.fallbackTitle,
                     author: nonEmpty(options.author) ?? facts.author,
-                    pages: facts.pages, bytes: staged.bytes, folder: nonEmpty(options.folder),
-                    password: options.password, now: now)
+                    pages: facts.pages, bytes: staged.bytes, folder: normalizedFolder(options.folder),
+                    password: password, now: now)
                 try store.insert(&book)
                 var version = Version(
                     bookId: book.id ?? 0, sha256: book.sha256, bytes: book.bytes, pages: book.pages, source: kind.sourceURL, now: now)
@@ -215,14 +221,33 @@ extension Library {
     }
 
     func addTags(_ names: [String], to bookId: Int64, _ store: any StoreWriter, now: Date) throws {
-        for name in names {
-            let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty else { continue }
+        for trimmed in normalizedTags(names) {
             var tag = Tag(bookId: bookId, name: trimmed, now: now)
             let existing = try store.first(Query<Tag>().filter(Tag.Fields.bookId == bookId && Tag.Fields.name == trimmed))
             if existing == nil { try store.insert(&tag) }
         }
     }
+}
+
+/// Tags as stored: "a,b" is two tags; white space (line breaks too) collapsed to one space;
+/// control characters dropped; each tag once.
+public func normalizedTags(_ names: [String]) -> [String] {
+    var seen = Set<String>()
+    return names.flatMap { $0.split(separator: ",") }.compactMap { part -> String? in
+        let words = part.unicodeScalars.filter { $0.properties.generalCategory != .control || $0.properties.isWhitespace }
+        let tag = String(String.UnicodeScalarView(words)).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return tag.isEmpty || !seen.insert(tag).inserted ? nil : tag
+    }
+}
+
+/// A folder as stored: "papers//ml/" and " papers / ml " are "papers/ml"; nil when empty.
+public func normalizedFolder(_ folder: String?) -> String? {
+    guard let folder else { return nil }
+    let parts = folder.split(separator: "/").map { part in
+        String(part.unicodeScalars.filter { $0.properties.generalCategory != .control }.map(Character.init))
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }.filter { !$0.isEmpty }
+    return parts.isEmpty ? nil : parts.joined(separator: "/")
 }
 
 func nonEmpty(_ value: String?) -> String? {

@@ -120,7 +120,7 @@ extension Library {
         var current = book
         if book.indexedAt == nil, let updated = try await reindex([book]).first { current = updated }
         let path = try await ensureCached(current)
-        let document = try Document(path: path, password: current.password)
+        let document = try Document(path: path, password: try password(of: current))
         let storedPages = try pageTexts(of: current)
         let folded = foldedTerm(needle)
         let keepHyphens = needle.contains("-")
@@ -228,7 +228,7 @@ extension Library {
                 try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id && Bookmark.Fields.page == page))
             )
         }
-        let (width, height) = try documents.withDocument(path: store.path(for: book.sha256), password: book.password) {
+        let (width, height) = try documents.withDocument(path: store.path(for: book.sha256), password: try password(of: book)) {
             try $0.page(page).size
         }
         var overlays = [Overlay]()

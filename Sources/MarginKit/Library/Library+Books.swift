@@ -56,11 +56,10 @@ extension Library {
     public func list(_ filter: BookFilter = BookFilter()) throws -> [BookInfo] {
         try repository.read { store in
             var query = Query<Book>()
-            if let folder = nonEmpty(filter.folder) {
-                let trimmed = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+            if let trimmed = normalizedFolder(filter.folder) {
                 query = query.filter(Book.Fields.folder == trimmed || Book.Fields.folder.hasPrefix(trimmed + "/"))
             }
-            if let tag = nonEmpty(filter.tag) {
+            if let tag = normalizedTags([filter.tag ?? ""]).first {
                 let ids = try store.fetch(Query<Tag>().filter(Tag.Fields.name == tag)).map(\.bookId)
                 query = query.filter(Book.Fields.id.isIn(ids))
             }
@@ -95,13 +94,13 @@ extension Library {
             }
             if let title = changes.title { current.title = title.trimmingCharacters(in: .whitespacesAndNewlines) }
             if let author = changes.author { current.author = nonEmpty(author) }
-            if let folder = changes.folder { current.folder = nonEmpty(folder) }
+            if let folder = changes.folder { current.folder = normalizedFolder(folder) }
             if let memo = changes.memo { current.memo = memo.isEmpty ? nil : memo }
             current.updatedAt = now
             try store.update(current)
             let id = current.id ?? 0
             try addTags(changes.addTags, to: id, store, now: now)
-            for name in changes.removeTags {
+            for name in normalizedTags(changes.removeTags) {
                 try store.delete(Query<Tag>().filter(Tag.Fields.bookId == id && Tag.Fields.name == name))
             }
             return try info(current, store)

@@ -74,7 +74,7 @@ extension Library {
                 source.lastModified = fresh.lastModified ?? source.lastModified
                 source.checkedAt = now
                 try repository.write { store in try store.update(source) }
-                return RefreshOutcome(book: id, title: book.title, status: .notModified, source: source.url, sha256: book.sha256)
+                return RefreshOutcome(book: id, title: book.title, status: .notModified, source: redactedURL(source.url), sha256: book.sha256)
             case .staged(let staged):
                 defer { try? FileManager.default.removeItem(atPath: staged.path) }
                 source.etag = staged.etag
@@ -83,7 +83,7 @@ extension Library {
                 if staged.sha256 == book.sha256 {
                     _ = try store.place(staged.path, sha256: staged.sha256)
                     try repository.write { store in try store.update(source) }
-                    return RefreshOutcome(book: id, title: book.title, status: .unchanged, source: source.url, sha256: book.sha256)
+                    return RefreshOutcome(book: id, title: book.title, status: .unchanged, source: redactedURL(source.url), sha256: book.sha256)
                 }
                 return try await storeNewVersion(book, staged: staged, source: source, keepOld: keepOld)
             }
@@ -95,9 +95,9 @@ extension Library {
     private func storeNewVersion(_ book: Book, staged: StagedFile, source: Source, keepOld: Bool) async throws -> RefreshOutcome {
         let id = book.id ?? 0
         let facts = try checkPDF(
-            head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path, password: book.password,
+            head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path, password: try password(of: book),
             input: source.url)
-        let extracted = try TextExtractor.extract(path: staged.path, password: book.password, pageCount: facts.pages)
+        let extracted = try TextExtractor.extract(path: staged.path, password: try password(of: book), pageCount: facts.pages)
         // Placing the file and recording it is one step an interrupt can't split.
         let counts = try Interruption.critical { () throws -> AnchorCounts? in
             let placedNew = try store.place(staged.path, sha256: staged.sha256)
@@ -116,7 +116,7 @@ extension Library {
             }
         }
         return RefreshOutcome(
-            book: id, title: book.title, status: keepOld ? .storedNewVersion : .updated, source: source.url,
+            book: id, title: book.title, status: keepOld ? .storedNewVersion : .updated, source: redactedURL(source.url),
             sha256: staged.sha256, highlights: counts)
     }
 
@@ -140,13 +140,13 @@ extension Library {
             throw MarginError.notCached(title: book.title, reason: "version \(version.sha256.prefix(12)) is no longer in the cache")
         }
         let path = store.path(for: version.sha256)
-        let extracted = try TextExtractor.extract(path: path, password: book.password, pageCount: version.pages)
+        let extracted = try TextExtractor.extract(path: path, password: try password(of: book), pageCount: version.pages)
         let change = try prepareSwitch(book, to: path, extracted: extracted)
         try Interruption.critical {
             try repository.write { store in try applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store) }
         }
         return RefreshOutcome(
-            book: book.id ?? 0, title: book.title, status: .updated, source: version.source, sha256: version.sha256,
+            book: book.id ?? 0, title: book.title, status: .updated, source: version.source.map(redactedURL), sha256: version.sha256,
             highlights: change.counts)
     }
 
@@ -158,7 +158,7 @@ extension Library {
     }
 
     func prepareSwitch(_ book: Book, to path: String, extracted: ExtractedText) throws -> VersionSwitch {
-        let document = try Document(path: path, password: book.password)
+        let document = try Document(path: path, password: try password(of: book))
         let anchored = reanchor(try highlights(of: book), pages: extracted.pages, document: document)
         let mapping = pageMapping(old: try pageTexts(of: book), new: extracted.pages)
         return VersionSwitch(highlights: anchored.updated, counts: anchored.counts, pages: mapping)

@@ -51,7 +51,7 @@ extension Library {
         let overlays = request.annotations ? try overlays(for: book, page: request.page) : []
         let result: RenderResult
         do {
-            result = try documents.withDocument(path: path, password: book.password) { document in
+            result = try documents.withDocument(path: path, password: try password(of: book)) { document in
                 try render(try document.page(request.page), request, overlays: overlays, to: output, force: force)
             }
         } catch let error as PopplerError {

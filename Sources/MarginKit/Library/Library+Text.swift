@@ -51,7 +51,7 @@ extension Library {
 
     private func reindexOne(_ book: Book) async throws -> Book {
         let path = try await ensureCached(book)
-        let extracted = try TextExtractor.extract(path: path, password: book.password, pageCount: book.pages)
+        let extracted = try TextExtractor.extract(path: path, password: try password(of: book), pageCount: book.pages)
         return try repository.write { store -> Book in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
             try storeText(extracted, for: &current, store, now: Date())
@@ -66,10 +66,19 @@ extension Library {
         }
     }
 
-    /// Indexes every book that isn't yet.
-    public func ensureIndexed(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws {
+    /// Indexes the books that aren't yet and whose PDF is in the cache (an old library's, on its
+    /// first search). Nothing is downloaded and a read-only library is left as it is; returns the
+    /// books left unindexed, which a search then can't see.
+    public func ensureIndexed(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [Book] {
         let pending = try unindexedBooks()
-        if !pending.isEmpty { _ = try await reindex(pending, progress: progress) }
+        guard !pending.isEmpty else { return [] }
+        let ready = isReadOnly ? [] : pending.filter { store.contains($0.sha256) }
+        var failed = [Book]()
+        if !ready.isEmpty {
+            for book in ready where (try? await reindex([book])) == nil { failed.append(book) }
+            progress?(ready.count, ready.count)
+        }
+        return pending.filter { book in !ready.contains { $0.id == book.id } } + failed
     }
 
     /// The text of the given 1-based pages (all when `pages` is nil), from the index.

@@ -21,6 +21,13 @@ public final class Library: Sendable {
         store.removeStaleTemporaries()
     }
 
+    /// Whether the library can't be written (a read-only mount, or no permission).
+    public var isReadOnly: Bool {
+        guard paths.database != ":memory:" else { return false }
+        let folder = (paths.database as NSString).deletingLastPathComponent
+        return access(paths.database, W_OK) != 0 || access(folder, W_OK) != 0
+    }
+
     /// A library over an in-memory database and the given cache folder, for tests.
     public init(inMemoryWithCache cache: String) throws {
         self.paths = LibraryPaths(database: ":memory:", cache: cache)
@@ -82,14 +89,16 @@ public final class Library: Sendable {
             Query<Tag>().filter(Tag.Fields.bookId == id).sorted(by: Tag.Fields.name.ascending))
         let cached = store.contains(book.sha256)
         return BookInfo(
-            book: book, sources: sources.map(\.url), tags: tags.map(\.name), cached: cached,
+            book: book, sources: sources.map { redactedURL($0.url) }, tags: tags.map(\.name), cached: cached,
             file: cached ? store.path(for: book.sha256) : nil)
     }
 
     /// Records that the user opened the book now (for `recent`).
     @discardableResult
     public func touch(_ book: Book, now: Date = Date()) throws -> Book {
-        try repository.write { store in
+        // Reading a read-only library works; it just isn't remembered.
+        guard !isReadOnly else { return book }
+        return try repository.write { store in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
             current.openedAt = now
             try store.update(current)

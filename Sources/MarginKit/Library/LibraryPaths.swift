@@ -10,9 +10,21 @@ public struct LibraryPaths: Sendable, Equatable {
     /// The cache folder (`pdfs/`, `tmp/`).
     public let cache: String
 
-    public init(database: String, cache: String) {
+    /// The key that seals stored PDF passwords: in the user's config folder, apart from the
+    /// library, so a copy of the library alone holds no password in the clear.
+    public let keyFile: String
+
+    public init(database: String, cache: String, keyFile: String = LibraryPaths.defaultKeyFile()) {
         self.database = database
         self.cache = cache
+        self.keyFile = keyFile
+    }
+
+    /// `$XDG_CONFIG_HOME/margin/key`, by default `~/.config/margin/key`.
+    public static func defaultKeyFile(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? userHome + "/.config"
+        return config + "/margin/key"
     }
 
     /// Everything under one folder: `DIR/library.sqlite` and `DIR/cache/`.

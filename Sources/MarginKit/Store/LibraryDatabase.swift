@@ -20,6 +20,16 @@ public final class LibraryDatabase: Sendable {
     /// `<name>.bak-<version>`.
     public init(path: String) throws {
         let fileManager = FileManager.default
+        let folder = (path as NSString).deletingLastPathComponent
+        if fileManager.fileExists(atPath: path), access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0 {
+            // A read-only library (a read-only mount, or no write permission): reading works.
+            let pool = try Self.openReadOnly(path: path)
+            self.writer = pool
+            self.path = path
+            self.backupPath = nil
+            self.repository = SQLiteRepository(writer: pool, path: path)
+            return
+        }
         if fileManager.fileExists(atPath: path) {
             // Already in WAL mode and at this build's schema: open without any lock (the common
             // case; opening then changes nothing in the file).
@@ -94,6 +104,29 @@ public final class LibraryDatabase: Sendable {
         self.path = path
         self.backupPath = backup
         self.repository = SQLiteRepository(writer: pool, path: path)
+    }
+
+    /// Opens a library that can't be written, for reading; it must be at this build's schema.
+    private static func openReadOnly(path: String) throws -> DatabasePool {
+        _ = try checkHeader(path)
+        var configuration = makeConfiguration()
+        configuration.readonly = true
+        do {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            let (superseded, complete) = try pool.read { db in
+                (try Schema.migrator.hasBeenSuperseded(db), try Schema.migrator.hasCompletedMigrations(db))
+            }
+            if superseded { throw StoreError.newerSchema(path: path) }
+            if !complete {
+                throw StoreError.cannotOpen(
+                    path: path, reason: "it needs upgrading to this margin's schema, and it is read-only; open it once where it can be written")
+            }
+            return pool
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "it is read-only and SQLite cannot read it (\(StoreError.from(error, path: path).localizedDescription))")
+        }
     }
 
     /// Opens a library that is complete at this build's schema, or returns nil (and opens

@@ -40,8 +40,7 @@ extension Margin {
         @Option(help: ArgumentHelp("How many inputs to fetch at once.", valueName: "N"))
         var jobs = 4
 
-        @Option(help: "Password of an encrypted PDF.")
-        var password: String?
+        @OptionGroup var secret: PasswordOptions
 
         @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB).", valueName: "SIZE"))
         var maxSize = "1GiB"
@@ -63,7 +62,7 @@ extension Margin {
             options.author = author
             options.folder = folder
             options.tags = tags
-            options.password = password
+            options.password = try secret.read()
             options.maxSize = parseByteSize(maxSize) ?? options.maxSize
             installInterruptHandler(global)
             let outcomes = await library.add(inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global))

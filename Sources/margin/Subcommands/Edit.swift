@@ -3,13 +3,15 @@ import Foundation
 import MarginKit
 
 extension Margin {
-    struct Edit: ParsableCommand {
+    struct Edit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "edit",
             abstract: "Change a book's title, author, folder, tags or memo.",
             discussion: """
                 An empty value clears author, folder or memo (--folder ""). Tags: --tag adds, \
-                --untag removes; both repeat.
+                --untag removes; both repeat. --password - stores the password of an encrypted \
+                PDF (sealed with a key kept apart from the library), checked on the PDF first: \
+                for a book restored from a backup, which carries no passwords.
 
                 Example: margin edit 3 --folder papers/ml --tag read --untag to-read
                 """)
@@ -35,21 +37,25 @@ extension Margin {
         @Option(help: ArgumentHelp("A note on the whole book (\"\" clears it).", valueName: "TEXT"))
         var memo: String?
 
+        @OptionGroup var secret: PasswordOptions
+
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if let title, title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 throw ValidationError("--title cannot be empty")
             }
-            if title == nil, author == nil, folder == nil, memo == nil, tags.isEmpty, untags.isEmpty {
-                throw ValidationError("nothing to change: give --title, --author, --folder, --tag, --untag or --memo")
-            }
             if let both = Set(tags.map { $0.lowercased() }).intersection(untags.map { $0.lowercased() }).first {
                 throw ValidationError("--tag and --untag both name '\(both)'")
             }
         }
 
-        func run() throws {
+        func run() async throws {
+            // Checked here, not in validate(), so that a misspelt option is reported as such.
+            let password = try secret.read()
+            if title == nil, author == nil, folder == nil, memo == nil, tags.isEmpty, untags.isEmpty, password == nil {
+                throw ValidationError("nothing to change: give --title, --author, --folder, --tag, --untag, --memo or --password")
+            }
             let library = try global.openLibrary()
             var changes = BookChanges()
             changes.title = title
@@ -58,7 +64,11 @@ extension Margin {
             changes.memo = memo
             changes.addTags = tags
             changes.removeTags = untags
-            let info = try library.edit(library.resolve(book), changes)
+            let selected = try library.resolve(book)
+            var info: BookInfo?
+            if let password { info = try await library.setPassword(selected, password) }
+            if !changes.isEmpty { info = try library.edit(selected, changes) }
+            guard let info else { return }
             if global.json { return try Console.json(info) }
             Console.out("updated \(info.book.id ?? 0)  \(info.book.title)")
         }

@@ -83,7 +83,8 @@ extension Margin {
                 // One JSON document on stdout: the export as a string, with what it holds.
                 return try Console.json(TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text))
             }
-            FileHandle.standardOutput.write(Data(text.utf8))
+            // To a terminal, without control characters; to a pipe or file, byte for byte.
+            FileHandle.standardOutput.write(Data((Console.stdoutIsTTY ? terminalSafe(text, keep: ["\r"]) : text).utf8))
         }
 
         private func fileName(_ book: Book, unique: Bool) -> String {

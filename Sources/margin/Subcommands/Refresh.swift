@@ -73,7 +73,7 @@ extension Margin {
                 Console.table(
                     ["SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""],
                     versions.map {
-                        [String($0.sha256.prefix(12)), String($0.pages), formatBytes($0.bytes), shortDate($0.addedAt), Console.cell($0.source, width: 40),
+                        [String($0.sha256.prefix(12)), String($0.pages), formatBytes($0.bytes), shortDate($0.addedAt), Console.cell($0.source.map(redactedURL), width: 40),
                          ($0.sha256 == selected.sha256 ? "current" : "") + (library.store.contains($0.sha256) ? "" : " (not cached)")]
                     })
             }
@@ -127,7 +127,7 @@ struct VersionView: Encodable {
         try c.encode(version.sha256, forKey: .sha256)
         try c.encode(version.bytes, forKey: .bytes)
         try c.encode(version.pages, forKey: .pages)
-        try c.encode(version.source, forKey: .source)
+        try c.encode(version.source.map(redactedURL), forKey: .source)
         try c.encode(isoDate(version.addedAt), forKey: .addedAt)
         try c.encode(current, forKey: .current)
         try c.encode(cached, forKey: .cached)

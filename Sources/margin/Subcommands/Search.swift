@@ -61,8 +61,9 @@ extension Margin {
             options.annotations = annotations
             options.limit = limit
             if let book { options.bookId = try library.resolve(book).id }
+            var unindexed = [Book]()
             if !annotations {
-                try await library.ensureIndexed(progress: ProgressBar(label: "indexing", global: global).callback)
+                unindexed = try await library.ensureIndexed(progress: ProgressBar(label: "indexing", global: global).callback)
             }
             let results = try library.search(query, options: options)
             if global.json {
@@ -74,6 +75,13 @@ extension Margin {
             if scans > 0 {
                 let books = results.textless.count == 1 ? "'\(results.textless[0].title)'" : "\(results.textless.count) books"
                 global.note("note: \(pagesText(scans)) of \(books) \(scans == 1 ? "has" : "have") no text layer (scanned?) and \(scans == 1 ? "was" : "were") not searched")
+            }
+            if !unindexed.isEmpty {
+                let names = unindexed.prefix(3).map { "'\($0.title)'" }.joined(separator: ", ") + (unindexed.count > 3 ? ", …" : "")
+                let ids = unindexed.compactMap(\.id).map(String.init).joined(separator: " ")
+                global.note(
+                    "note: \(count(unindexed.count, "book")) not searched (\(names)): not indexed yet, and search neither downloads "
+                        + "nor writes to a read-only library; 'margin reindex \(ids)' indexes (fetching the PDF if needed)")
             }
             if results.more {
                 global.note("note: showing the first \(limit) hits; more pages match (--limit N for more, --limit 0 for all)")
@@ -92,13 +100,15 @@ extension Margin {
             for (index, id) in order.enumerated() {
                 guard let group = groups[id], let first = group.first else { continue }
                 if index > 0 { Console.out("") }
-                Console.out(bold ? "\u{1B}[1m\(first.title)\u{1B}[0m (\(id))" : "\(first.title) (\(id))")
+                let title = terminalSafe(first.title)
+                Console.outRaw(bold ? "\u{1B}[1m\(title)\u{1B}[0m (\(id))" : "\(title) (\(id))")
                 for hit in group {
-                    let snippet = hit.marked
+                    let markers: Set<Unicode.Scalar> = ["\u{1}", "\u{2}"]  // SearchHit.markOpen, markClose
+                    let snippet = terminalSafe(hit.marked, keep: markers)
                         .replacingOccurrences(of: SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
                         .replacingOccurrences(of: SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
                     let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
-                    Console.out("  \(place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)")
+                    Console.outRaw("  \(place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)")
                 }
             }
         }

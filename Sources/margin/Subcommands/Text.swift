@@ -33,7 +33,8 @@ extension Margin {
             if global.json { return try Console.json(output) }
             var text = output.map(\.text).joined(separator: "\u{0C}")
             if !text.hasSuffix("\n") { text += "\n" }
-            FileHandle.standardOutput.write(Data(text.utf8))
+            // Page breaks stay form feeds, as in pdftotext; other control characters go.
+            FileHandle.standardOutput.write(Data(terminalSafe(text, keep: ["\u{0C}"]).utf8))
         }
     }
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
 if [ "${1:-}" = "--test" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 time)
+    packages+=(poppler-utils pdfgrep qpdf python3 time openssl sqlite3)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -19,6 +19,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case httpStatus(url: String, code: Int, reason: String)
     case tooLarge(url: String, limit: Int64, size: Int64?)
     case incompleteDownload(url: String, expected: Int64, received: Int64)
+    case timedOut(url: String, seconds: Double)
+    case untrustedTLS(url: String, reason: String)
 
     // Content
     case emptyFile(String)
@@ -30,6 +32,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     /// A stored password can't be unsealed (its key file is gone).
     case passwordUnavailable(title: String, keyFile: String)
     case unreadablePDF(String, reason: String)
+    /// Poppler exceeded its time or memory limit on a PDF.
+    case popplerLimit(String)
 
     // Cache
     case notCached(title: String, reason: String)
@@ -64,6 +68,10 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "\(url) is larger than the limit of \(formatBytes(limit))\(sizeText); raise it with --max-size"
         case .incompleteDownload(let url, let expected, let received):
             return "the download of \(url) was cut short: received \(received) of \(expected) bytes"
+        case .timedOut(let url, let seconds):
+            return "the download of \(url) took longer than --timeout \(Int(seconds)) s; nothing was added (run it again to resume)"
+        case .untrustedTLS(let url, let reason):
+            return "cannot reach \(url) securely: \(reason); nothing was downloaded"
         case .emptyFile(let input):
             return "\(input) is empty (0 bytes), not a PDF"
         case .htmlNotPDF(let input):
@@ -76,6 +84,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "\(input) is an encrypted PDF: give its password with --password - (asked for, not shown) or --password-fd N"
         case .wrongPassword(let input):
             return "the password given does not open the encrypted PDF \(input)"
+        case .popplerLimit(let reason):
+            return "\(reason); nothing was changed"
         case .passwordUnavailable(let title, let keyFile):
             return "the stored password of '\(title)' can't be read: its key (\(keyFile)) is missing or was replaced; "
                 + "give the password again with 'margin edit BOOK --password -'"
@@ -98,6 +108,8 @@ extension MarginError {
         case .tooLarge(let url, let limit, let size): return .tooLarge(url: redactedURL(url), limit: limit, size: size)
         case .incompleteDownload(let url, let expected, let received):
             return .incompleteDownload(url: redactedURL(url), expected: expected, received: received)
+        case .timedOut(let url, let seconds): return .timedOut(url: redactedURL(url), seconds: seconds)
+        case .untrustedTLS(let url, let reason): return .untrustedTLS(url: redactedURL(url), reason: reason)
         case .emptyFile(let input): return .emptyFile(redactedURL(input))
         case .htmlNotPDF(let input): return .htmlNotPDF(redactedURL(input))
         case .notPDF(let input): return .notPDF(redactedURL(input))

@@ -25,6 +25,11 @@ struct Margin: AsyncParsableCommand {
     )
 
     static func main() async {
+        if CommandLine.arguments.dropFirst().first == PopplerIsolation.helperCommand {
+            Foundation.exit(PopplerIsolation.runHelper(Array(CommandLine.arguments.dropFirst(2))))
+        }
+        // Text extraction runs in a child process of this executable, with limits.
+        PopplerIsolation.helper = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         var command: any ParsableCommand
         do {

@@ -42,9 +42,30 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
     private var drawnLines = 0
     private var lastDraw = Date.distantPast
 
-    /// A renderer when stderr is a terminal and the user wants chatter; nil otherwise.
+    /// Bars are drawn only on a terminal; retry notes are said anywhere.
+    private let bars: Bool
+
+    private init(bars: Bool) {
+        self.bars = bars
+    }
+
+    /// A reporter unless the user wants no chatter (--quiet); bars only when stderr is a
+    /// terminal and stdout isn't JSON.
     static func make(_ global: GlobalOptions) -> TerminalDownloadProgress? {
-        Console.stderrIsTTY && !global.quiet && !global.json ? TerminalDownloadProgress() : nil
+        global.quiet ? nil : TerminalDownloadProgress(bars: Console.stderrIsTTY && !global.json)
+    }
+
+    func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String) {
+        let note = "note: \(redactedURL(url)): \(reason); trying again in \(String(format: "%.1f", delay)) s (attempt \(attempt) of \(attempts))"
+        lock.lock()
+        defer { lock.unlock() }
+        if bars && drawnLines > 0 {
+            // Above the bars, which are drawn again below it.
+            FileHandle.standardError.write(Data(("\u{1B}[\(drawnLines)F\u{1B}[J" + terminalSafe(note) + "\n").utf8))
+            drawnLines = 0
+        } else {
+            Console.error(note)
+        }
     }
 
     func started(_ url: String, total: Int64?, resumedAt: Int64) {
@@ -69,6 +90,7 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         change()
+        guard bars else { return }
         let now = Date()
         guard force || now.timeIntervalSince(lastDraw) > 0.1 else { return }
         lastDraw = now

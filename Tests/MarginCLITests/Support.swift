@@ -21,7 +21,7 @@ final class Sandbox: Sendable {
         return result
     }
 
-    /// Runs margin and expects one `error:` line and a non-zero exit.
+    /// Runs margin and expects one `error:` line (after any `note:` lines) and a non-zero exit.
     @discardableResult
     func fails(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
         try fails(arguments, sourceLocation: sourceLocation)
@@ -31,7 +31,11 @@ final class Sandbox: Sendable {
     func fails(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
         let result = try margin.run(arguments)
         #expect(result.status != 0, "\(arguments) should fail: \(result)", sourceLocation: sourceLocation)
-        #expect(result.stderr.hasPrefix("error: "), "\(arguments): \(result)", sourceLocation: sourceLocation)
+        // Notes (a retry, say) may come first; then the one error line, then hints.
+        let lines = result.stderrLines
+        let first = lines.firstIndex { $0.hasPrefix("error: ") } ?? lines.count
+        #expect(first < lines.count, "\(arguments): \(result)", sourceLocation: sourceLocation)
+        #expect(lines[..<first].allSatisfy { $0.hasPrefix("note: ") }, "\(arguments): \(result)", sourceLocation: sourceLocation)
         #expect(
             result.stderr.components(separatedBy: "error: ").count == 2, "exactly one error line: \(result)",
             sourceLocation: sourceLocation)

@@ -22,6 +22,12 @@ public protocol DownloadProgress: Sendable {
     func started(_ url: String, total: Int64?, resumedAt: Int64)
     func received(_ url: String, bytes: Int64)
     func finished(_ url: String)
+    /// An attempt failed in a way worth another; the next starts after `delay` seconds.
+    func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String)
+}
+
+extension DownloadProgress {
+    public func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String) {}
 }
 
 /// What a download came to.
@@ -59,20 +65,25 @@ extension Fetcher {
     /// - Retries connection errors, cuts and 5xx with backoff; never 4xx.
     func download(url: String, revalidate: Validators? = nil) async throws -> DownloadResult {
         try store.prepare()
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
         var attempt = 0
         while true {
             do {
-                return try await attemptDownload(url: url, revalidate: revalidate)
+                return try await attemptDownload(url: url, revalidate: revalidate, deadline: deadline)
             } catch let failure as Retryable {
-                guard attempt < retries else { throw failure.error }
-                attempt += 1
                 let base = Double(ProcessInfo.processInfo.environment["MARGIN_RETRY_DELAY_MS"].flatMap(Double.init) ?? 500) / 1000
-                try await Task.sleep(nanoseconds: UInt64(base * pow(2, Double(attempt - 1)) * 1e9))
+                let delay = base * pow(2, Double(attempt))
+                guard attempt < retries, deadline.map({ Date().addingTimeInterval(delay) < $0 }) ?? true else { throw failure.error }
+                attempt += 1
+                progress?.retrying(
+                    url, attempt: attempt + 1, of: retries + 1, after: delay,
+                    reason: failure.error.errorDescription?.replacingOccurrences(of: "cannot reach \(redactedURL(url)): ", with: "") ?? "failed")
+                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             }
         }
     }
 
-    private func attemptDownload(url: String, revalidate: Validators?) async throws -> DownloadResult {
+    private func attemptDownload(url: String, revalidate: Validators?, deadline: Date?) async throws -> DownloadResult {
         // The resumable part of a URL belongs to one download at a time; a second download of the
         // same URL (another process, or the same command) writes a private part of its own.
         let lock = PartLock(path: partPath(for: url) + ".lock")
@@ -96,9 +107,17 @@ extension Fetcher {
             if let lastModified = revalidate.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
         }
         let response: HTTPClientResponse
+        let remaining = deadline.map { max(0.001, $0.timeIntervalSinceNow) } ?? 86400
         do {
-            response = try await client.execute(request, timeout: .hours(24))
+            response = try await client.execute(request, timeout: .milliseconds(Int64(remaining * 1000)))
         } catch {
+            if let timeout, deadline.map({ $0.timeIntervalSinceNow <= 0 }) ?? false {
+                throw MarginError.timedOut(url: url, seconds: timeout)
+            }
+            // A certificate the system doesn't trust won't be trusted on a second try, nor will
+            // redirects that loop or a host name that doesn't exist.
+            if isTLSFailure(error) { throw MarginError.untrustedTLS(url: url, reason: describe(error)) }
+            if isPermanent(error) { throw MarginError.unreachable(url: url, reason: describe(error)) }
             throw Retryable(error: .unreachable(url: url, reason: describe(error)))
         }
         let validators = Validators(
@@ -146,6 +165,11 @@ extension Fetcher {
         defer { progress?.finished(url) }
         do {
             for try await chunk in response.body {
+                if let deadline, let timeout, Date() > deadline {
+                    // Slower than the whole download may take (a server dripping a byte at a time).
+                    if !resumable { discardPart(part) }
+                    throw MarginError.timedOut(url: url, seconds: timeout)
+                }
                 if file.count + Int64(chunk.readableBytes) > maxSize {
                     discardPart(part)
                     throw MarginError.tooLarge(url: url, limit: maxSize, size: total)

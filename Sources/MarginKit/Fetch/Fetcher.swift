@@ -24,14 +24,23 @@ struct Fetcher: Sendable {
     var retries = ProcessInfo.processInfo.environment["MARGIN_RETRIES"].flatMap { Int($0) }.map { max(0, $0) } ?? 3
     /// Told about each download's progress (a progress bar), if anyone listens.
     var progress: (any DownloadProgress)?
+    /// The longest one download may take, all attempts together; nil for no limit.
+    var timeout: Double?
 
     static let userAgent = "margin/\(MarginVersion.current)"
+
+    /// Seconds without a byte from the server before an attempt is given up (and retried).
+    static var idleTimeout: Int64 {
+        ProcessInfo.processInfo.environment["MARGIN_IDLE_TIMEOUT"].flatMap { Int64($0) }.map { max(1, $0) } ?? 30
+    }
 
     static func makeClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 10, allowCycles: false),
-            timeout: .init(connect: .seconds(15), read: .seconds(60)))
+            timeout: .init(connect: .seconds(15), read: .seconds(idleTimeout)))
         configuration.decompression = .disabled
+        // A refused connection fails at once; Margin's own retries (with notes) take over.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -60,8 +69,35 @@ struct Fetcher: Sendable {
     }
 }
 
+/// Whether a connection failed because the server's TLS certificate isn't trusted.
+func isTLSFailure(_ error: any Error) -> Bool {
+    let text = String(reflecting: error)
+    return text.contains("NIOSSL") || text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("handshakeFailed")
+        || text.contains("certificate")
+}
+
+/// Whether a connection error will be the same on a second try: redirects that loop or go on
+/// too long, a host name that doesn't resolve.
+func isPermanent(_ error: any Error) -> Bool {
+    if let error = error as? HTTPClientError, error == .redirectCycleDetected || error == .redirectLimitReached {
+        return true
+    }
+    return describe(error) == "the host name could not be resolved"
+}
+
 /// A short, human description of a connection error.
 func describe(_ error: any Error) -> String {
+    if isTLSFailure(error) {
+        let text = String(reflecting: error)
+        if text.contains("self signed") || text.contains("self-signed") || text.contains("SELF_SIGNED") {
+            return "the server's TLS certificate is self-signed, so it can't be trusted"
+        }
+        if text.contains("expired") || text.contains("EXPIRED") { return "the server's TLS certificate has expired" }
+        if text.contains("hostname") || text.contains("HOSTNAME") || text.contains("unableToValidateCertificate") {
+            return "the server's TLS certificate is not valid for this host name"
+        }
+        return "the TLS handshake failed: the server's certificate is not trusted"
+    }
     if let error = error as? HTTPClientError {
         switch error {
         case .redirectCycleDetected: return "the server's redirects form a loop"

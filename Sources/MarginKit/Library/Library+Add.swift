@@ -10,6 +10,8 @@ public struct AddOptions: Sendable {
     public var password: String?
     /// Largest PDF accepted, in bytes.
     public var maxSize: Int64 = 1 << 30
+    /// The longest one download may take, in seconds; nil for no limit.
+    public var timeout: Double?
 
     public init() {}
 }
@@ -97,6 +99,7 @@ extension Library {
         let client = Fetcher.makeClient()
         var configured = Fetcher(store: store, maxSize: options.maxSize, client: client)
         configured.progress = progress
+        configured.timeout = options.timeout
         let fetcher = configured
         var outcomes = [AddOutcome?](repeating: nil, count: inputs.count)
         await withTaskGroup(of: (Int, AddOutcome).self) { group in

@@ -157,7 +157,9 @@ extension Library {
     }
 
     /// The cached PDF's path, fetching it again from the book's sources if it is missing.
-    public func ensureCached(_ book: Book, maxSize: Int64? = nil, progress: (any DownloadProgress)? = nil) async throws -> String {
+    public func ensureCached(
+        _ book: Book, maxSize: Int64? = nil, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
+    ) async throws -> String {
         if store.contains(book.sha256) { return store.path(for: book.sha256) }
         let sources = try repository.read { store in
             try store.fetch(Query<Source>().filter(Source.Fields.bookId == (book.id ?? -1)))
@@ -168,6 +170,7 @@ extension Library {
         let client = Fetcher.makeClient()
         var fetcher = Fetcher(store: store, maxSize: maxSize ?? max(book.bytes, 1 << 30), client: client)
         fetcher.progress = progress
+        fetcher.timeout = timeout
         let result = await refetch(book, from: sources, fetcher: fetcher)
         try? await client.shutdown()
         return try result.get()

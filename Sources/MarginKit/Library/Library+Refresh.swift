@@ -31,11 +31,14 @@ extension Library {
     /// Revalidates each book's sources (all books when none are given). A 304 transfers no
     /// body and changes nothing. New content becomes a new version: the old file is kept, the
     /// text indexed, and every highlight re-anchored (or marked orphaned), unless `keepOld`.
-    public func refresh(_ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, progress: (any DownloadProgress)? = nil) async -> [RefreshOutcome] {
+    public func refresh(
+        _ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
+    ) async -> [RefreshOutcome] {
         let targets = books.isEmpty ? ((try? allBooks()) ?? []) : books
         let client = Fetcher.makeClient()
         var fetcher = Fetcher(store: store, maxSize: maxSize, client: client)
         fetcher.progress = progress
+        fetcher.timeout = timeout
         var outcomes = [RefreshOutcome]()
         for book in targets {
             do {

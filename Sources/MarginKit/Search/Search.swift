@@ -154,13 +154,23 @@ extension Library {
     private func regexHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {
         let expression = try compileRegex(query, options: options)
         var hits = [SearchHit]()
+        let deadline = Date().addingTimeInterval(regexTimeLimit)
+        var late: (book: Int64, page: Int)?
         try store.scanPages(bookId: options.bookId) { page in
             let text = page.text as NSString
-            let matches = expression.matches(in: page.text, range: NSRange(location: 0, length: text.length))
+            guard let matches = boundedMatches(expression, in: page.text, deadline: deadline) else {
+                late = (page.bookId, page.number)
+                return false
+            }
             guard let first = matches.first(where: { $0.range.length > 0 }) ?? matches.first else { return true }
             let marked = regexSnippet(text, match: first.range)
             hits.append(SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: matches.count))
             return options.limit == 0 || hits.count < options.limit
+        }
+        if let late {
+            throw MarginError.invalidArgument(
+                "the regular expression '\(query)' took longer than \(Int(regexTimeLimit)) s (by page \(late.page) of book \(late.book)): "
+                    + "nested repetition such as (a+)+ backtracks without end; simplify it")
         }
         return hits
     }
@@ -259,4 +269,27 @@ private func regexSnippet(_ text: NSString, match: NSRange) -> String {
     return (start > 0 ? "…" : "") + before + (isSpace(match.location - 1) && !before.isEmpty ? " " : "")
         + SearchHit.markOpen + flat(match.location, match.location + match.length) + SearchHit.markClose
         + (isSpace(match.location + match.length) && !after.isEmpty ? " " : "") + after + (end < text.length ? "…" : "")
+}
+
+/// Seconds a regular-expression search may take in all (MARGIN_REGEX_TIMEOUT to change).
+var regexTimeLimit: Double {
+    ProcessInfo.processInfo.environment["MARGIN_REGEX_TIMEOUT"].flatMap(Double.init).map { max(0.1, $0) } ?? 20
+}
+
+/// Every match of `expression` in `text`, or nil when the deadline passes first: ICU reports
+/// progress during a match, so a catastrophic pattern is stopped, not waited for.
+func boundedMatches(_ expression: NSRegularExpression, in text: String, deadline: Date) -> [NSTextCheckingResult]? {
+    var matches = [NSTextCheckingResult]()
+    var late = false
+    var checks = 0
+    expression.enumerateMatches(in: text, options: [.reportProgress], range: NSRange(location: 0, length: (text as NSString).length)) {
+        match, _, stop in
+        if let match { matches.append(match) }
+        checks += 1
+        if checks % 64 == 0, Date() > deadline {
+            late = true
+            stop.pointee = true
+        }
+    }
+    return late ? nil : matches
 }

@@ -16,7 +16,16 @@ enum TextExtractor {
     /// Pages a worker takes at a time: small enough to balance uneven pages between workers.
     static let chunk = 8
 
-    static func extract(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws -> ExtractedText {
+    /// The text of every page, read in a child process with a time and memory limit when the
+    /// executable offers one (`PopplerIsolation`), else here.
+    static func extract(path: String, password: String?, pageCount: Int) throws -> ExtractedText {
+        if let helper = PopplerIsolation.helper {
+            return try PopplerIsolation.extract(helper: helper, path: path, password: password, pageCount: pageCount)
+        }
+        return try extractInProcess(path: path, password: password, pageCount: pageCount)
+    }
+
+    static func extractInProcess(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws -> ExtractedText {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
         let preferred = workers ?? ProcessInfo.processInfo.environment["MARGIN_EXTRACT_WORKERS"].flatMap { Int($0) }
         let count = max(1, min(preferred ?? ProcessInfo.processInfo.activeProcessorCount, (pageCount + chunk - 1) / chunk, 16))

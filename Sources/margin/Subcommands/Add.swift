@@ -42,6 +42,9 @@ extension Margin {
 
         @OptionGroup var secret: PasswordOptions
 
+        @Option(help: ArgumentHelp("Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).", valueName: "S"))
+        var timeout: Double?
+
         @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB).", valueName: "SIZE"))
         var maxSize = "1GiB"
 
@@ -50,6 +53,7 @@ extension Margin {
         func validate() throws {
             guard !inputs.isEmpty else { throw ValidationError("give at least one URL or path to add") }
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+            if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
             guard parseByteSize(maxSize) != nil else {
                 throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB or 2GiB")
             }
@@ -64,6 +68,7 @@ extension Margin {
             options.tags = tags
             options.password = try secret.read()
             options.maxSize = parseByteSize(maxSize) ?? options.maxSize
+            options.timeout = timeout
             installInterruptHandler(global)
             let outcomes = await library.add(inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }

@@ -19,10 +19,13 @@ extension Margin {
         @Argument(help: "The books (all when none are given).") var books: [String] = []
         @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
         @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
+        @Option(help: ArgumentHelp("Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).", valueName: "S"))
+        var timeout: Double?
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard parseByteSize(maxSize) != nil else { throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB") }
+            if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
 
         func run() async throws {
@@ -30,7 +33,7 @@ extension Margin {
             let selected = try library.resolveAll(books)
             installInterruptHandler(global)
             let outcomes = await library.refresh(
-                selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, progress: TerminalDownloadProgress.make(global))
+                selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, timeout: timeout, progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }
             if outcomes.isEmpty { global.note("the library is empty; nothing to refresh") }
             for outcome in outcomes {

@@ -103,10 +103,13 @@ extension Margin {
 
         @Argument(help: "The books.") var books: [String] = []
         @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
+        @Option(help: ArgumentHelp("Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).", valueName: "S"))
+        var timeout: Double?
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard parseByteSize(maxSize) != nil else { throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB") }
+            if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
 
         func run() async throws {
@@ -117,7 +120,7 @@ extension Margin {
             var fetched = [[String: String]]()
             for book in selected {
                 do {
-                    let path = try await library.ensureCached(book, maxSize: parseByteSize(maxSize), progress: TerminalDownloadProgress.make(global))
+                    let path = try await library.ensureCached(book, maxSize: parseByteSize(maxSize), timeout: timeout, progress: TerminalDownloadProgress.make(global))
                     fetched.append(["book": String(book.id ?? 0), "file": path])
                     if !global.json { Console.out("\(book.id ?? 0)  \(book.title): \(path)") }
                 } catch {

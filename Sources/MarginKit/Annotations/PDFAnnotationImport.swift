@@ -20,6 +20,9 @@ extension Library {
                 let created = annotation.created.flatMap { Calendar(identifier: .gregorian).date(from: $0) }
                 let modified = annotation.modified.flatMap(parsePDFDate)
                 let id = stableUUID(book.sha256, number, annotation.index, annotation.kind.rawValue)
+                if let contents = annotation.contents {
+                    try checkNoteSize(contents, what: "the note of annotation \(annotation.index + 1)", at: "page \(number)")
+                }
                 switch annotation.kind {
                 case .highlight, .underline, .strikeOut, .squiggly:
                     let rects = annotation.quads.isEmpty ? [annotation.rect] : annotation.quads

@@ -17,6 +17,7 @@ public struct AnchorCounts: Sendable, Encodable, Equatable {
 func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) -> (updated: [Highlight], counts: AnchorCounts) {
     let searchable = pages.map { (number: $0.number, text: SearchableText($0.text)) }
     let texts = Dictionary(pages.map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
+    var wordIndex = WordIndex(searchable.map(\.text))
     var locators = [Int: PageLocator]()
     var counts = AnchorCounts()
     var updated = [Highlight]()
@@ -26,13 +27,22 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) 
         let wantedBefore = foldedTerm(highlight.prefix)
         let wantedAfter = foldedTerm(highlight.suffix)
         var best: (page: Int, range: Range<Int>, score: Int)?
-        for (number, text) in searchable {
-            for range in text.foldedMatches(term, wholeWord: false) {
-                let (before, after) = foldedContext(text, around: range)
-                var score = commonSuffix(wantedBefore, before) + commonPrefix(wantedAfter, after)
-                if number == highlight.page { score += 1 }
-                if best == nil || score > best!.score { best = (number, range, score) }
+        func look(at candidates: [Int]) {
+            for (number, text) in candidates.map({ searchable[$0] }) {
+                for range in text.foldedMatches(term, wholeWord: false) {
+                    let (before, after) = foldedContext(text, around: range)
+                    var score = commonSuffix(wantedBefore, before) + commonPrefix(wantedAfter, after)
+                    if number == highlight.page { score += 1 }
+                    if best == nil || score > best!.score { best = (number, range, score) }
+                }
             }
+        }
+        // First the pages that hold the rarest word of the highlight and its context (text
+        // repeated on every page is told apart by its context); then every page that can hold it.
+        let narrow = wordIndex.candidates(forContext: wantedBefore, term, wantedAfter)
+        if let narrow { look(at: narrow) }
+        if best == nil || best!.score < (wantedBefore.count + wantedAfter.count) / 2 {
+            look(at: wordIndex.candidates(for: term))
         }
         guard let best, let text = texts[best.page] else {
             result.orphaned = true
@@ -112,5 +122,61 @@ func pageMapping(old: [PageText], new: [PageText]) -> [Int: Int] {
     for page in old.map(\.number).sorted() {
         if let mapped = mapping[page] { offset = mapped - page } else { result[page] = page + offset }
     }
+    return result
+}
+
+/// Which pages hold which folded words, so that finding a highlight again looks only at the
+/// pages that can hold it: linear in the book, not in highlights × pages.
+struct WordIndex {
+    private var pages = [String: [Int]]()
+    private var pieces = [String: [Int]]()
+
+    init(_ texts: [SearchableText]) {
+        for (index, text) in texts.enumerated() {
+            for word in Set(words(text.folded)) { pages[word, default: []].append(index) }
+        }
+    }
+
+    /// The pages holding the rarest whole word of a highlight's context and text (the words at
+    /// the cut ends may be parts of words, so they don't count); nil when there is none.
+    func candidates(forContext before: [Unicode.Scalar], _ term: [Unicode.Scalar], _ after: [Unicode.Scalar]) -> [Int]? {
+        let whole = Array(words(before).dropFirst()) + words(term) + Array(words(after).dropLast())
+        let known = whole.compactMap { word in pages[word].map { (word, $0) } }
+        return known.min { $0.1.count < $1.1.count }?.1
+    }
+
+    /// Indexes of the pages that may hold `term` (folded), in page order.
+    mutating func candidates(for term: [Unicode.Scalar]) -> [Int] {
+        let termWords = words(term)
+        guard !termWords.isEmpty else { return [] }
+        if termWords.count >= 3 {
+            // Words inside the term are whole words on the page.
+            let inner = termWords[1..<termWords.count - 1]
+            let rarest = inner.min { (pages[$0]?.count ?? 0) < (pages[$1]?.count ?? 0) } ?? inner[inner.startIndex]
+            return pages[rarest] ?? []
+        }
+        // The first and last words may be parts of words on the page.
+        let piece = termWords.max { $0.count < $1.count } ?? termWords[0]
+        if let known = pieces[piece] { return known }
+        var found = Set<Int>()
+        for (word, numbers) in pages where word.contains(piece) { found.formUnion(numbers) }
+        let sorted = found.sorted()
+        pieces[piece] = sorted
+        return sorted
+    }
+}
+
+private func words(_ scalars: [Unicode.Scalar]) -> [String] {
+    var result = [String]()
+    var current = String.UnicodeScalarView()
+    for scalar in scalars {
+        if isWordScalar(scalar) {
+            current.append(scalar)
+        } else if !current.isEmpty {
+            result.append(String(current))
+            current = String.UnicodeScalarView()
+        }
+    }
+    if !current.isEmpty { result.append(String(current)) }
     return result
 }

@@ -90,6 +90,7 @@ extension Library {
                     }
                     for (i, e) in entry.highlights.enumerated() {
                         let at = "\(place).highlights[\(i)]"
+                        try checkNoteSize(e.text + (e.note ?? ""), what: "a highlight", at: at)
                         try checkImportedPage(e.page, pages: book.pages, at: at)
                         guard e.rects.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isFinite) }) else {
                             throw MarginError.invalidArgument("\(at).rects: each rect must be [x0, y0, x1, y1]")
@@ -106,6 +107,7 @@ extension Library {
                     }
                     for (i, e) in entry.memos.enumerated() {
                         let at = "\(place).memos[\(i)]"
+                        try checkNoteSize(e.text, what: "a memo", at: at + ".text")
                         if let page = e.page { try checkImportedPage(page, pages: book.pages, at: at) }
                         var model = Memo(bookId: bookId, page: e.page, text: e.text, author: e.author)
                         model.uuid = try uuid(e.uuid, at: at)
@@ -161,6 +163,7 @@ extension Library {
             return existing
         }
         guard nonEmpty(entry.title) != nil else { throw MarginError.invalidArgument("\(place).title: must not be empty") }
+        if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
         if self.store.contains(sha) {
             // The PDF is in the cache: believe it, not the backup.
             let path = self.store.path(for: sha)

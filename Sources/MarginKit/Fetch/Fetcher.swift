@@ -51,6 +51,8 @@ struct Fetcher: Sendable {
             throw MarginError.noSuchFile(path)
         }
         guard !isDirectory.boolValue else { throw MarginError.isDirectory(path) }
+        // Too large is known before a byte is copied.
+        if let size = fileSize(path), size > maxSize { throw MarginError.tooLarge(url: path, limit: maxSize, size: size) }
         let staged = try store.makeTemporaryFile()
         do {
             let file = try HashingFile(path: staged)

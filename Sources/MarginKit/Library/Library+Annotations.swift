@@ -49,6 +49,7 @@ extension Library {
     public func addMemo(_ book: Book, page: Int?, text: String) throws -> Memo {
         if let page { try checkPage(page, of: book) }
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
+        try checkNoteSize(text, what: "a memo")
         let memo = try repository.write { store in
             var memo = Memo(bookId: book.id ?? 0, page: page, text: text)
             try store.insert(&memo)
@@ -68,6 +69,7 @@ extension Library {
 
     public func editMemo(id: Int64, text: String) throws -> Memo {
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
+        try checkNoteSize(text, what: "a memo")
         return try repository.write { store in
             guard var memo = try store.find(Memo.self, id: id) else { throw MarginError.invalidArgument("no memo with id \(id); 'margin memo list' shows them") }
             memo.text = text
@@ -92,6 +94,7 @@ extension Library {
     }
 
     public func editHighlight(id: Int64, note: String?, color: String?) throws -> Highlight {
+        if let note { try checkNoteSize(note, what: "a note") }
         let color = try color.map(HighlightColor.parse)
         return try repository.write { store in
             guard var highlight = try store.find(Highlight.self, id: id) else {
@@ -113,6 +116,7 @@ extension Library {
     public func addHighlights(_ book: Book, _ request: HighlightRequest) async throws -> [Highlight] {
         let needle = request.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !needle.isEmpty else { throw MarginError.invalidArgument("the text to highlight is empty") }
+        if let note = request.note { try checkNoteSize(note, what: "a note") }
         if let page = request.page { try checkPage(page, of: book) }
         if let occurrence = request.occurrence, occurrence < 1 {
             throw MarginError.invalidArgument("--occurrence counts from 1")
@@ -294,5 +298,18 @@ private func rank(_ item: AnnotationItem) -> (Int, Double, Int64) {
     case .bookmark(let b): return (0, 0, b.id ?? 0)
     case .highlight(let h): return (1, -h.top, h.id ?? 0)
     case .memo(let m): return (2, 0, m.id ?? 0)
+    }
+}
+
+/// The most text one memo, note or highlight may hold: notes, not documents (a memo of many
+/// megabytes would cost the index and every export many times its size).
+public let maxNoteBytes = 1 << 20
+
+func checkNoteSize(_ text: String, what: String, at place: String? = nil) throws {
+    let size = text.utf8.count
+    guard size <= maxNoteBytes else {
+        let prefix = place.map { "\($0): " } ?? ""
+        throw MarginError.invalidArgument(
+            "\(prefix)\(what) of \(formatBytes(Int64(size))) is more than the \(formatBytes(Int64(maxNoteBytes))) one may hold")
     }
 }

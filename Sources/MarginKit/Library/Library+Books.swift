@@ -88,6 +88,7 @@ extension Library {
         if let title = changes.title, nonEmpty(title) == nil {
             throw MarginError.invalidArgument("a title cannot be empty")
         }
+        if let memo = changes.memo { try checkNoteSize(memo, what: "a memo") }
         return try repository.write { store in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else {
                 throw MarginError.bookNotFound(book.title)

@@ -15,6 +15,10 @@ struct ExtractedText: Sendable {
 enum TextExtractor {
     /// Pages a worker takes at a time: small enough to balance uneven pages between workers.
     static let chunk = 8
+    /// Pages a worker reads before it opens the document again (to drop poppler's page cache).
+    static let pagesPerOpen = 5_000
+    /// Books longer than this are read by one worker.
+    static let longBook = 20_000
 
     /// The text of every page, read in a child process with a time and memory limit when the
     /// executable offers one (`PopplerIsolation`), else here.
@@ -28,14 +32,25 @@ enum TextExtractor {
     static func extractInProcess(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws -> ExtractedText {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
         let preferred = workers ?? ProcessInfo.processInfo.environment["MARGIN_EXTRACT_WORKERS"].flatMap { Int($0) }
-        let count = max(1, min(preferred ?? ProcessInfo.processInfo.activeProcessorCount, (pageCount + chunk - 1) / chunk, 16))
+        // Each worker opens the document, and poppler holds a document's whole page tree (about
+        // 1.7 KB a page): a very long book is read by one worker, so memory stays that of one.
+        let cores = pageCount > Self.longBook ? 1 : ProcessInfo.processInfo.activeProcessorCount
+        let count = max(1, min(preferred ?? cores, (pageCount + chunk - 1) / chunk, 16))
         let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
         let results = WorkerResults(count: count)
         DispatchQueue.concurrentPerform(iterations: count) { worker in
             do {
-                let document = try Document(path: path, password: password)
+                var document = try Document(path: path, password: password)
                 var pages = [PageText]()
+                var read = 0
                 while let range = queue.next() {
+                    // Poppler keeps every page it has loaded until the document closes: opened
+                    // anew now and then, a book of any length costs the same memory.
+                    if read >= Self.pagesPerOpen {
+                        document = try Document(path: path, password: password)
+                        read = 0
+                    }
+                    read += range.count
                     for number in range {
                         // A damaged page has no text to give; the rest of the book still does.
                         let text: String

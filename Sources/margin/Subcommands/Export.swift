@@ -148,6 +148,10 @@ extension Margin {
                 data = FileHandle.standardInput.readDataToEndOfFile()
             } else {
                 guard FileManager.default.fileExists(atPath: file) else { throw MarginError.noSuchFile(file) }
+                // A backup is notes; one this large is not a margin backup (and would be read whole).
+                if let size = try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int, size > 512 << 20 {
+                    throw MarginError.invalidArgument("\(file) is \(formatBytes(Int64(size))): larger than any margin backup (512 MiB at most); nothing was imported")
+                }
                 data = try Data(contentsOf: URL(fileURLWithPath: file))
             }
             let backup = try Library.parseBackup(data, name: file == "-" ? "stdin" : file)

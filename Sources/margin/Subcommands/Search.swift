@@ -108,7 +108,7 @@ extension Margin {
                         .replacingOccurrences(of: SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
                         .replacingOccurrences(of: SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
                     let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
-                    Console.outRaw("  \(place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)")
+                    Console.outRaw("  \(place.count >= 8 ? place : place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)")
                 }
             }
         }

@@ -81,7 +81,7 @@ public enum PopplerIsolation {
         input.fileHandleForWriting.write(Data(((password ?? "") + "\n").utf8))
         try? input.fileHandleForWriting.close()
         let limit = timeLimit(pages: pageCount)
-        let timedOut = TimeoutFlag()
+        let timedOut = WriteFlag()
         let pid = process.processIdentifier
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + limit)
@@ -128,13 +128,6 @@ public enum PopplerIsolation {
         }
         return ExtractedText(pages: pages)
     }
-}
-
-private final class TimeoutFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.lock(); value = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }
 
 private final class ErrorText: @unchecked Sendable {

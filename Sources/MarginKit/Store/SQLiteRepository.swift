@@ -35,7 +35,7 @@ struct SQLiteRepository: Repository {
     }
 }
 
-/// A flag set once, read from any thread.
+/// A flag set once, read from any thread (a write made, a time limit passed).
 final class WriteFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false

@@ -20,6 +20,7 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case tooLarge(url: String, limit: Int64, size: Int64?)
     case incompleteDownload(url: String, expected: Int64, received: Int64)
     case timedOut(url: String, seconds: Double)
+    case stalled(url: String, bytes: Int64, seconds: Double)
     case untrustedTLS(url: String, reason: String)
 
     // Content
@@ -70,6 +71,9 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "the download of \(url) was cut short: received \(received) of \(expected) bytes"
         case .timedOut(let url, let seconds):
             return "the download of \(url) took longer than --timeout \(Int(seconds)) s; nothing was added (run it again to resume)"
+        case .stalled(let url, let bytes, let seconds):
+            return "the download of \(url) stalled: the server sent \(bytes) bytes in \(Int(seconds)) s; nothing was added "
+                + "(what arrived is kept: run it again to resume)"
         case .untrustedTLS(let url, let reason):
             return "cannot reach \(url) securely: \(reason); nothing was downloaded"
         case .emptyFile(let input):
@@ -109,6 +113,7 @@ extension MarginError {
         case .incompleteDownload(let url, let expected, let received):
             return .incompleteDownload(url: redactedURL(url), expected: expected, received: received)
         case .timedOut(let url, let seconds): return .timedOut(url: redactedURL(url), seconds: seconds)
+        case .stalled(let url, let bytes, let seconds): return .stalled(url: redactedURL(url), bytes: bytes, seconds: seconds)
         case .untrustedTLS(let url, let reason): return .untrustedTLS(url: redactedURL(url), reason: reason)
         case .emptyFile(let input): return .emptyFile(redactedURL(input))
         case .htmlNotPDF(let input): return .htmlNotPDF(redactedURL(input))

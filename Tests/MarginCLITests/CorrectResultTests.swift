@@ -40,6 +40,15 @@ import TestSupport
         #expect(imported.int("added") == 2)
         let texts = try #require(try other.ok("highlight", "list", "--json").json() as? [[String: Any]]).compactMap { $0.string("text") }
         #expect(texts.contains(passage), "\(texts)")
+        // A note written with Windows line ends comes back with plain ones.
+        try box.ok("memo", "add", "prose", "--page", "1", "line one\r\nline two")
+        let again = box.folder.path + "/again.pdf"
+        try box.ok("export", "prose", "--format", "pdf", "-o", again)
+        let third = Sandbox()
+        try third.ok("add", again)
+        try third.ok("import-annotations", "prose")
+        let memos = try #require(try third.ok("memo", "list", "--json").json() as? [[String: Any]])
+        #expect(memos.first?.string("text") == "line one\nline two", "\(memos)")
     }
 
     /// Words hyphenated at a line end are one word everywhere: highlight text and context,

@@ -99,6 +99,10 @@ final class SelfSignedServer {
         let drip = try box.margin.run(["add", server.url("/drip.pdf"), "--timeout", "2"], timeout: 120)
         #expect(drip.status == 1)
         #expect(drip.stderr.contains("took longer than --timeout 2 s"), "\(drip)")
+        // Without --timeout, a drip is given up when a whole window brings less than 1 KiB.
+        let stalled = try box.margin.run(["add", server.url("/drip.pdf")], environment: ["MARGIN_STALL_SECONDS": "2"], timeout: 120)
+        #expect(stalled.status == 1)
+        #expect(stalled.stderr.contains("stalled"), "\(stalled)")
         let silent = try box.margin.run(
             ["add", server.url("/silent.pdf")], environment: ["MARGIN_IDLE_TIMEOUT": "1", "MARGIN_RETRIES": "1", "MARGIN_RETRY_DELAY_MS": "10"],
             timeout: 120)

@@ -51,6 +51,11 @@ private struct Retryable: Error {
 }
 
 extension Fetcher {
+    /// Seconds over which a download must bring at least 1 KiB (MARGIN_STALL_SECONDS to change).
+    static var stallWindow: Double {
+        ProcessInfo.processInfo.environment["MARGIN_STALL_SECONDS"].flatMap(Double.init).map { max(0.1, $0) } ?? 60
+    }
+
     /// Where the partial download of `url` lives in the cache's `tmp/`.
     func partPath(for url: String) -> String {
         let digest = SHA256.hash(data: Data(url.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
@@ -163,8 +168,23 @@ extension Fetcher {
         let file = try HashingFile(path: part, append: append)
         progress?.started(url, total: total, resumedAt: file.count)
         defer { progress?.finished(url) }
+        // A server that keeps the connection alive but hardly sends (a byte a second) is given
+        // up when less than 1 KiB arrives in a whole window.
+        let window = Self.stallWindow
+        var windowStart = Date()
+        var windowBytes: Int64 = 0
         do {
             for try await chunk in response.body {
+                windowBytes += Int64(chunk.readableBytes)
+                if Date().timeIntervalSince(windowStart) >= window {
+                    if windowBytes < 1024 {
+                        try chunk.withUnsafeReadableBytes { try file.write($0) }
+                        if !resumable { discardPart(part) }
+                        throw MarginError.stalled(url: url, bytes: windowBytes, seconds: window)
+                    }
+                    windowStart = Date()
+                    windowBytes = 0
+                }
                 if let deadline, let timeout, Date() > deadline {
                     // Slower than the whole download may take (a server dripping a byte at a time).
                     if !resumable { discardPart(part) }

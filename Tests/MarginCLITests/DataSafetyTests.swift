@@ -122,6 +122,24 @@ func mode(_ path: String) -> Int {
         #expect(left == ["annotated.pdf", "filler"], "no temporary or partial file: \(left)")
     }
 
+    /// A library on a full disk refuses a write in words and keeps what it had.
+    @Test(.enabled(if: SmallDisk.available, "needs root to mount a small tmpfs"))
+    func aFullDiskKeepsTheLibrary() throws {
+        let disk = try #require(SmallDisk(kilobytes: 4096))
+        let runner = MarginRunner(home: disk.path + "/library")
+        #expect(try runner.run(["add", Fixtures.pdf("sample.pdf")]).status == 0)
+        #expect(try runner.run(["memo", "add", "sample", "kept"]).status == 0)
+        disk.fill()
+        let result = try runner.run(["memo", "add", "sample", String(repeating: "lost ", count: 20_000)])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("disk is full"), "\(result)")
+        #expect(!result.stderr.contains("SQLite error"))
+        SmallDisk.shell("rm -f '\(disk.path)/filler'")
+        let memos = try #require(try runner.run(["memo", "list", "--json"]).json() as? [[String: Any]])
+        #expect(memos.map { $0.string("text") } == ["kept"])
+        #expect(try runner.run(["db", "check"]).status == 0)
+    }
+
     /// `cache clear` keeps what it can't fetch again; `cache verify` keeps a damaged copy it
     /// can't restore; `rm` keeps a file another book still uses.
     @Test func theCacheNeverDropsTheOnlyCopy() throws {

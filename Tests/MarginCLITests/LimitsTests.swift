@@ -104,10 +104,11 @@ final class SelfSignedServer {
         #expect(stalled.status == 1)
         #expect(stalled.stderr.contains("stalled"), "\(stalled)")
         let silent = try box.margin.run(
-            ["add", server.url("/silent.pdf")], environment: ["MARGIN_IDLE_TIMEOUT": "1", "MARGIN_RETRIES": "1", "MARGIN_RETRY_DELAY_MS": "10"],
+            ["add", server.url("/silent.pdf")], environment: ["MARGIN_IDLE_TIMEOUT": "1", "MARGIN_RETRY_DELAY_MS": "10"],
             timeout: 120)
         #expect(silent.status == 1)
-        #expect(silent.stderr.contains("trying again in"), "a retry is said: \(silent)")
+        // Silence is tried once more, not three times (before: 241 s for a silent server).
+        #expect(silent.stderr.components(separatedBy: "trying again in").count == 2, "one retry, said: \(silent)")
         #expect(silent.stderr.contains("error: "))
         // A refused connection: noted, retried, then one error.
         let refused = try box.margin.run(

@@ -48,6 +48,13 @@ private struct PartInfo: Codable {
 /// Errors worth another attempt: connection trouble, a cut mid-body, 5xx.
 private struct Retryable: Error {
     var error: MarginError
+    /// The server went silent (a read timeout): worth one more try, not three.
+    var silent = false
+}
+
+/// Whether a connection error is the server going silent.
+private func isSilence(_ error: any Error) -> Bool {
+    (error as? HTTPClientError) == .readTimeout
 }
 
 extension Fetcher {
@@ -72,13 +79,17 @@ extension Fetcher {
         try store.prepare()
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         var attempt = 0
+        var silences = 0
         while true {
             do {
                 return try await attemptDownload(url: url, revalidate: revalidate, deadline: deadline)
             } catch let failure as Retryable {
                 let base = Double(ProcessInfo.processInfo.environment["MARGIN_RETRY_DELAY_MS"].flatMap(Double.init) ?? 500) / 1000
                 let delay = base * pow(2, Double(attempt))
-                guard attempt < retries, deadline.map({ Date().addingTimeInterval(delay) < $0 }) ?? true else { throw failure.error }
+                if failure.silent { silences += 1 }
+                guard attempt < retries, silences < 2, deadline.map({ Date().addingTimeInterval(delay) < $0 }) ?? true else {
+                    throw failure.error
+                }
                 attempt += 1
                 progress?.retrying(
                     url, attempt: attempt + 1, of: retries + 1, after: delay,
@@ -123,7 +134,7 @@ extension Fetcher {
             // redirects that loop or a host name that doesn't exist.
             if isTLSFailure(error) { throw MarginError.untrustedTLS(url: url, reason: describe(error)) }
             if isPermanent(error) { throw MarginError.unreachable(url: url, reason: describe(error)) }
-            throw Retryable(error: .unreachable(url: url, reason: describe(error)))
+            throw Retryable(error: .unreachable(url: url, reason: describe(error)), silent: isSilence(error))
         }
         let validators = Validators(
             etag: response.headers.first(name: "etag"), lastModified: response.headers.first(name: "last-modified"))
@@ -201,7 +212,7 @@ extension Fetcher {
             throw error
         } catch {
             if !resumable { discardPart(part) }
-            throw Retryable(error: .incompleteDownload(url: url, expected: total ?? -1, received: file.count))
+            throw Retryable(error: .incompleteDownload(url: url, expected: total ?? -1, received: file.count), silent: isSilence(error))
         }
         if let total, file.count != total {
             if !resumable { discardPart(part) }

@@ -87,7 +87,9 @@ extension Library {
         case .pdf: check = .pdf(pages: 1)
         }
         let written = try writeAtomically(to: output, force: force, check: check) { temporary in
-            try page.render(to: temporary, format: request.format, dpi: dpi, overlays: overlays)
+            try PopplerWatchdog.limit("render page \(request.page)") {
+                try page.render(to: temporary, format: request.format, dpi: dpi, overlays: overlays)
+            }
         }
         let pixels: (width: Int, height: Int) =
             request.format == .png

@@ -64,52 +64,29 @@ public enum PopplerIsolation {
 
     /// Runs the helper on `path` and reads the pages back.
     static func extract(helper: String, path: String, password: String?, pageCount: Int) throws -> ExtractedText {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: helper)
-        process.arguments = [helperCommand, path, String(pageCount)]
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        do {
-            try process.run()
-        } catch {
-            throw MarginError.io("cannot start the text extractor \(helper): \(error.localizedDescription)")
-        }
-        input.fileHandleForWriting.write(Data(((password ?? "") + "\n").utf8))
-        try? input.fileHandleForWriting.close()
+        let child = try Child(helper, [helperCommand, path, String(pageCount)])
+        child.send(Data(((password ?? "") + "\n").utf8))
         let limit = timeLimit(pages: pageCount)
         let timedOut = WriteFlag()
-        let pid = process.processIdentifier
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + limit)
         timer.setEventHandler {
             timedOut.set()
-            kill(pid, SIGKILL)
+            kill(child.pid, SIGKILL)
         }
         timer.resume()
-        let errorText = ErrorText()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errorText.set(errors.fileHandleForReading.readDataToEndOfFile())
-            group.leave()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
+        let (data, errorData, status) = child.finish()
         timer.cancel()
         if timedOut.isSet {
             throw MarginError.popplerLimit(
                 "poppler took longer than \(Int(limit)) s to read its text (a PDF built to exhaust readers?)")
         }
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let message = String(decoding: errorText.get(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if process.terminationReason == .uncaughtSignal || message.isEmpty {
+        guard status.exited, status.code == 0 else {
+            let message = String(decoding: errorData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !status.exited || message.isEmpty {
                 throw MarginError.popplerLimit(
-                    "poppler stopped while reading its text (signal \(process.terminationStatus); memory limit \(memoryLimit >> 20) MB)")
+                    "poppler stopped while reading its text (\(status.exited ? "exit \(status.code)" : "signal \(status.code)"); "
+                        + "memory limit \(memoryLimit >> 20) MB)")
             }
             throw MarginError.io(message)
         }
@@ -130,9 +107,122 @@ public enum PopplerIsolation {
     }
 }
 
+/// A child process started with `posix_spawn`, its stdin, stdout and stderr on pipes, reaped
+/// with `waitpid` (Foundation's Process waits in steps of tens of milliseconds, which a child per
+/// book would pay each time).
+private final class Child: @unchecked Sendable {
+    static let spawning = NSLock()
+    let pid: pid_t
+    private let input: Int32
+    private let output: Int32
+    private let errors: Int32
+
+    init(_ executable: String, _ arguments: [String]) throws {
+        var inPipe: [Int32] = [0, 0]
+        var outPipe: [Int32] = [0, 0]
+        var errPipe: [Int32] = [0, 0]
+        // A child spawned meanwhile for another book must not hold these pipes open: spawns take
+        // turns, and the pipes are close-on-exec (the copies made for the child are not).
+        Child.spawning.lock()
+        defer { Child.spawning.unlock() }
+        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else {
+            throw MarginError.io("cannot start the text extractor: \(String(cString: strerror(errno)))")
+        }
+        for descriptor in inPipe + outPipe + errPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        for descriptor in inPipe + outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        close(inPipe[0])
+        close(outPipe[1])
+        close(errPipe[1])
+        guard result == 0 else {
+            [inPipe[1], outPipe[0], errPipe[0]].forEach { close($0) }
+            throw MarginError.io("cannot start the text extractor \(executable): \(String(cString: strerror(result)))")
+        }
+        pid = child
+        input = inPipe[1]
+        output = outPipe[0]
+        errors = errPipe[0]
+    }
+
+    /// Writes `data` to the child's stdin and closes it.
+    func send(_ data: Data) {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(input, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        close(input)
+    }
+
+    /// Reads stdout and stderr to their ends, then reaps the child.
+    func finish() -> (output: Data, errors: Data, status: (exited: Bool, code: Int32)) {
+        let errorText = ErrorText()
+        let group = DispatchGroup()
+        group.enter()
+        let errors = self.errors
+        DispatchQueue.global().async {
+            errorText.set(readAll(errors))
+            group.leave()
+        }
+        let data = readAll(output)
+        group.wait()
+        close(output)
+        close(errors)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return (data, errorText.get(), signal == 0 ? (true, (status >> 8) & 0xff) : (false, signal))
+    }
+}
+
+/// Everything a descriptor gives until its end.
+private func readAll(_ descriptor: Int32) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        if count <= 0 { break }
+        data.append(buffer, count: count)
+    }
+    return data
+}
+
 private final class ErrorText: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()
     func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
     func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+}
+
+/// A time limit on poppler work done in this process (rendering a page, placing highlights,
+/// writing an annotated PDF): past it, the command ends with one error line instead of running
+/// for ever. Files being written are temporaries, removed by the next run.
+enum PopplerWatchdog {
+    static func limit(_ what: String, pages: Int = 1, _ work: () throws -> Void) rethrows {
+        let seconds = PopplerIsolation.timeLimit(pages: pages)
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + seconds)
+        timer.setEventHandler {
+            FileHandle.standardError.write(
+                Data("error: poppler took longer than \(Int(seconds)) s to \(what) (a PDF built to exhaust readers?); nothing was changed\n".utf8))
+            Interruption.exit(1)
+        }
+        timer.resume()
+        defer { timer.cancel() }
+        try work()
+    }
 }

@@ -66,6 +66,10 @@ public struct SearchResults: Sendable {
     public var textless: [(title: String, pages: Int)]
     /// The limit cut the results short: more pages match.
     public var more = false
+    /// How many more pages match, when the index can tell: exactly for words and phrases,
+    /// at most for --case-sensitive and --whole-word (which check each page further).
+    public var moreCount: Int?
+    public var moreIsExact = false
 }
 
 /// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end).
@@ -124,7 +128,14 @@ extension Library {
             let textless = try store.fetch(scanned.sorted(by: Book.Fields.id.ascending)).map { ($0.title, $0.textlessPages) }
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
-            return SearchResults(hits: hits, textless: textless, more: more)
+            var results = SearchResults(hits: hits, textless: textless, more: more)
+            if more, !options.regex, let total = try store.countCandidatePages(
+                containing: parseQuery(query).map(foldedTerm).map(scalarString), bookId: options.bookId)
+            {
+                results.moreCount = max(0, total - limit)
+                results.moreIsExact = !options.caseSensitive && !options.wholeWord
+            }
+            return results
         }
     }
 

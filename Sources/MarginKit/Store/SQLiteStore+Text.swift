@@ -41,6 +41,19 @@ extension SQLiteStore {
         if !batch.isEmpty { _ = try flush() }
     }
 
+    func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
+        let indexed = terms.filter { $0.unicodeScalars.count >= 3 }
+        guard !indexed.isEmpty, indexed.count == terms.count else { return nil }
+        let match = indexed.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+        var sql = "SELECT count(*) FROM page_fts WHERE page_fts MATCH ?"
+        var arguments: StatementArguments = [match]
+        if let bookId {
+            sql += " AND bookId = ?"
+            arguments += [bookId]
+        }
+        return try Int.fetchOne(db, sql: sql, arguments: arguments)
+    }
+
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
         var request = ModelRecord<PageText>.all()
         if let bookId { request = request.filter(Column("bookId") == bookId) }

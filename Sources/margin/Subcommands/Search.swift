@@ -84,7 +84,10 @@ extension Margin {
                         + "nor writes to a read-only library; 'margin reindex \(ids)' indexes (fetching the PDF if needed)")
             }
             if results.more {
-                global.note("note: showing the first \(limit) hits; more pages match (--limit N for more, --limit 0 for all)")
+                let how = results.moreCount.map { count in
+                    results.moreIsExact ? "\(count) more \(count == 1 ? "page matches" : "pages match")" : "up to \(count) more pages match"
+                } ?? "more pages match"
+                global.note("note: showing the first \(limit) hits; \(how) (--limit N for more, --limit 0 for all)")
             }
             if results.hits.isEmpty { global.note("no matches") }
         }

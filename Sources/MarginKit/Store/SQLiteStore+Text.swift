@@ -9,7 +9,7 @@ extension SQLiteStore {
         guard !indexed.isEmpty else {
             return try scanPages(bookId: bookId, visit: visit)
         }
-        let match = indexed.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+        let match = ftsMatch(indexed)
         // Rank on the index alone, then load page rows a batch at a time: sorting joined rows
         // would carry every matching page's text through the sorter.
         var sql = "SELECT rowid FROM page_fts WHERE page_fts MATCH ?"
@@ -44,7 +44,7 @@ extension SQLiteStore {
     func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
         let indexed = terms.filter { $0.unicodeScalars.count >= 3 }
         guard !indexed.isEmpty, indexed.count == terms.count else { return nil }
-        let match = indexed.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+        let match = ftsMatch(indexed)
         var sql = "SELECT count(*) FROM page_fts WHERE page_fts MATCH ?"
         var arguments: StatementArguments = [match]
         if let bookId {
@@ -70,7 +70,7 @@ extension SQLiteStore {
         var conditions = [String]()
         if !indexed.isEmpty {
             conditions.append("annotation_fts MATCH ?")
-            arguments += [indexed.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")]
+            arguments += [ftsMatch(indexed)]
         }
         if let bookId {
             conditions.append("bookId = ?")
@@ -80,4 +80,9 @@ extension SQLiteStore {
         sql += indexed.isEmpty ? " ORDER BY rowid" : " ORDER BY rank"
         return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in (row[0], row[1]) }
     }
+}
+
+/// An FTS5 query holding every term as a quoted string (substrings, with the trigram index).
+private func ftsMatch(_ terms: [String]) -> String {
+    terms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
 }

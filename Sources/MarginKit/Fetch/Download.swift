@@ -169,7 +169,7 @@ extension Fetcher {
         }
         if !append {
             discardPart(part)
-            FileManager.default.createFile(atPath: part, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: part, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         // Without validators (or without the lock) a part can't be resumed safely, so it isn't kept.
         let resumable = !validators.isEmpty && lock != nil
@@ -247,7 +247,7 @@ extension Fetcher {
 
     private func writePartInfo(_ info: PartInfo, to path: String) {
         guard let data = try? JSONEncoder().encode(info) else { return }
-        FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
     }
 
     /// Downloads `url` and insists on content (no revalidation).

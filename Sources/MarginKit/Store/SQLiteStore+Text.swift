@@ -9,15 +9,9 @@ extension SQLiteStore {
         guard !indexed.isEmpty else {
             return try scanPages(bookId: bookId, visit: visit)
         }
-        let match = ftsMatch(indexed)
         // Rank on the index alone, then load page rows a batch at a time: sorting joined rows
         // would carry every matching page's text through the sorter.
-        var sql = "SELECT rowid FROM page_fts WHERE page_fts MATCH ?"
-        var arguments: StatementArguments = [match]
-        if let bookId {
-            sql += " AND bookId = ?"
-            arguments += [bookId]
-        }
+        var (sql, arguments) = pageMatch("rowid", indexed, bookId: bookId)
         sql += " ORDER BY rank"
         let ids = try Int64.fetchCursor(db, sql: sql, arguments: arguments)
         var batch = [Int64]()
@@ -44,13 +38,7 @@ extension SQLiteStore {
     func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
         let indexed = terms.filter { $0.unicodeScalars.count >= 3 }
         guard !indexed.isEmpty, indexed.count == terms.count else { return nil }
-        let match = ftsMatch(indexed)
-        var sql = "SELECT count(*) FROM page_fts WHERE page_fts MATCH ?"
-        var arguments: StatementArguments = [match]
-        if let bookId {
-            sql += " AND bookId = ?"
-            arguments += [bookId]
-        }
+        let (sql, arguments) = pageMatch("count(*)", indexed, bookId: bookId)
         return try Int.fetchOne(db, sql: sql, arguments: arguments)
     }
 
@@ -85,4 +73,15 @@ extension SQLiteStore {
 /// An FTS5 query holding every term as a quoted string (substrings, with the trigram index).
 private func ftsMatch(_ terms: [String]) -> String {
     terms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+}
+
+/// `SELECT <columns> FROM page_fts` for the pages holding every term (of one book, if given).
+private func pageMatch(_ columns: String, _ terms: [String], bookId: Int64?) -> (String, StatementArguments) {
+    var sql = "SELECT \(columns) FROM page_fts WHERE page_fts MATCH ?"
+    var arguments: StatementArguments = [ftsMatch(terms)]
+    if let bookId {
+        sql += " AND bookId = ?"
+        arguments += [bookId]
+    }
+    return (sql, arguments)
 }

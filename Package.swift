@@ -1,6 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Every target: a member of a module is visible only where that module is imported, so
+/// "only MarginSQLite sees GRDB" is checked by the compiler.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "Margin",
     platforms: [.macOS(.v13)],
@@ -26,20 +30,38 @@ let package = Package(
         // Libraries
         .target(
             name: "Poppler",
-            dependencies: ["CPoppler"]
+            dependencies: ["CPoppler"],
+            swiftSettings: strict
         ),
+        // Models, text folding, errors and the ports (store, text index, blobs, downloads).
+        .target(
+            name: "MarginCore",
+            dependencies: [],
+            swiftSettings: strict
+        ),
+        // The SQLite backend: the only target that sees GRDB.
+        .target(
+            name: "MarginSQLite",
+            dependencies: [
+                "MarginCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        // The use cases over the ports, files, downloads and poppler.
         .target(
             name: "MarginKit",
             dependencies: [
+                "MarginCore",
                 "Poppler",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: strict
         ),
 
         // The CLI
@@ -47,9 +69,12 @@ let package = Package(
             name: "margin",
             dependencies: [
                 "MarginKit",
+                "MarginCore",
+                "MarginSQLite",
                 "Poppler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: strict
         ),
 
         // Tests
@@ -64,7 +89,20 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "PopplerTests", dependencies: ["Poppler", "TestSupport"]),
-        .testTarget(name: "MarginKitTests", dependencies: ["MarginKit", "TestSupport"]),
-        .testTarget(name: "MarginCLITests", dependencies: ["margin", "MarginKit", "TestSupport"]),
+        .target(
+            name: "StoreConformance",
+            dependencies: ["MarginCore"],
+            path: "Tests/StoreConformance",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "MarginSQLiteTests", dependencies: ["MarginSQLite", "MarginCore", "StoreConformance", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MarginKitTests", dependencies: ["MarginKit", "MarginCore", "MarginSQLite", "Poppler", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MarginCLITests", dependencies: ["margin", "MarginKit", "MarginCore", "MarginSQLite", "TestSupport"],
+            swiftSettings: strict),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import MarginKit
 
 /// Writing to the terminal: results on stdout, messages on stderr.

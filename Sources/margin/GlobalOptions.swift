@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import MarginCore
 import MarginKit
+import MarginSQLite
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
@@ -18,7 +20,7 @@ struct GlobalOptions: ParsableArguments {
     /// read-only command several milliseconds; an exit without closing is as safe as a crash,
     /// which SQLite's WAL recovers from.
     func openLibrary() throws -> Library {
-        let library = try Library(paths: LibraryPaths.resolve(library: library))
+        let library = try Library(paths: LibraryPaths.resolve(library: library)) { try LibraryDatabase(path: $0) }
         OpenLibraries.shared.keep(library)
         return library
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MarginCore
 import MarginKit
 
 /// The `margin` command: configuration only; each verb lives in `Subcommands/`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MarginCore
 import MarginKit
 
 /// How a PDF's password is given without showing it to `ps`: asked for on the terminal, read

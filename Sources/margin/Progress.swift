@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import MarginKit
 
 /// A one-line progress bar on stderr, shown only on a terminal and never with --quiet or --json.

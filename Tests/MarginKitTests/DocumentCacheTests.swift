@@ -1,8 +1,10 @@
-import Foundation
-import Testing
-import TestSupport
 
 @testable import MarginKit
+import Foundation
+import MarginCore
+import Poppler
+import Testing
+import TestSupport
 
 @Suite struct DocumentCacheTests {
     /// A command touching many pages of a book opens it once; the least recently used document

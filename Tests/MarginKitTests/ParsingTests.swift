@@ -1,7 +1,8 @@
-import Foundation
-import Testing
 
 @testable import MarginKit
+import Foundation
+import MarginCore
+import Testing
 
 @Suite struct ParsingTests {
     @Test(arguments: [

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// Highlight colours: a few names, or any `#RRGGBB`.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MarginCore
 import Poppler
 
 extension Library {

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// What re-anchoring highlights on a new version of a PDF did.

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// Where a text stands on a page: found in the page's stored text (folded, hyphenated line

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// The JSON backup format (`export --format json`): lossless and versioned. Books carry their
 /// identity (SHA-256, sources, title, pages) and every annotation with every field.

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// What an import did (or, with --dry-run, would do), per kind and in total.

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// Ctrl-C without tearing anything: the work that places a file in the cache and records it in
 /// the database runs as one critical section, and an interrupt waits for it to finish before

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MarginCore
 
 /// How `add` saves new books.
 public struct AddOptions: Sendable {

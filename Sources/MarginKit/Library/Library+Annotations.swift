@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// Where `highlight add` looks and how many matches it takes.

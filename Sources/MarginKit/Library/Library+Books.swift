@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import MarginCore
 
 /// Orders for `list`.
 public enum BookSort: String, CaseIterable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// One file in the cache, for `cache list`.
 public struct CacheEntry: Sendable, Encodable {

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// `margin db status`.
 public struct LibraryStatus: Sendable, Encodable {

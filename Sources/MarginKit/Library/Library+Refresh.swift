@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import MarginCore
 import Poppler
 
 /// What `refresh` found for one book.

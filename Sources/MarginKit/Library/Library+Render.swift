@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// What `render` should make.

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// One page's text for `margin text`.

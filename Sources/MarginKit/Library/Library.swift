@@ -1,22 +1,24 @@
 import Foundation
+import MarginCore
 
 /// A user's library: the database of books and annotations plus the cache of PDFs.
 /// Every command goes through one of these; none touches SQL or the cache layout itself.
 public final class Library: Sendable {
     public let paths: LibraryPaths
-    public let database: LibraryDatabase
+    public let database: any LibraryStore
     public let store: ContentStore
     /// Opened documents, kept for the life of the process (the memory tier of the cache).
     let documents = DocumentCache()
     var repository: any Repository { database.repository }
 
-    /// Opens the library at `paths`, creating its folders (user-only) and migrating its database.
-    public init(paths: LibraryPaths) throws {
+    /// Opens the library at `paths`, creating its folders (user-only); `openStore` opens (and
+    /// upgrades) the database at the path it is given — the backend is the caller's choice.
+    public init(paths: LibraryPaths, openStore: (_ path: String) throws -> any LibraryStore) throws {
         try makeFolder((paths.database as NSString).deletingLastPathComponent)
         self.paths = paths
         self.store = ContentStore(root: paths.cache)
         try store.prepare()
-        self.database = try LibraryDatabase(path: paths.database)
+        self.database = try openStore(paths.database)
         // What processes that were killed or failed left behind is cleaned by the next one.
         store.removeStaleTemporaries()
     }
@@ -28,12 +30,12 @@ public final class Library: Sendable {
         return access(paths.database, W_OK) != 0 || access(folder, W_OK) != 0
     }
 
-    /// A library over an in-memory database and the given cache folder, for tests.
-    public init(inMemoryWithCache cache: String) throws {
-        self.paths = LibraryPaths(database: ":memory:", cache: cache)
+    /// A library over a store already open (in memory, for tests) and the given cache folder.
+    public init(store database: any LibraryStore, cache: String) throws {
+        self.paths = LibraryPaths(database: database.path ?? ":memory:", cache: cache)
         self.store = ContentStore(root: cache)
         try store.prepare()
-        self.database = try LibraryDatabase()
+        self.database = database
     }
 
     /// Finds the one book a selector names: a numeric id, a unique SHA-256 prefix (4+ hex
@@ -56,7 +58,7 @@ public final class Library: Sendable {
             if matches.count == 1 { return matches[0] }
             if matches.count > 1 {
                 // An exact title wins over titles that merely contain it.
-                let exact = matches.filter { fold($0.title) == fold(trimmed) }
+                let exact = matches.filter { folded($0.title) == folded(trimmed) }
                 if exact.count == 1 { return exact[0] }
                 throw MarginError.ambiguousBook(selector, candidates: matches.map(describe))
             }

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// Where a library keeps its database and cache.
 ///

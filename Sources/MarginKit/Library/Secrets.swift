@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MarginCore
 import Poppler
 
 /// Seals the passwords of encrypted PDFs before they are stored, with a key kept in a user-only

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// Poppler's work on a PDF from outside runs in a child process with a time and a memory limit:
 /// a small PDF can be built to make a reader work without end (form XObjects that fan out), and

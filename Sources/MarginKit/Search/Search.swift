@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// How `search` matches.
 public struct SearchOptions: Sendable {
@@ -72,27 +73,6 @@ public struct SearchResults: Sendable {
     public var moreIsExact = false
 }
 
-/// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end).
-public func parseQuery(_ query: String) -> [String] {
-    var terms = [String]()
-    var current = ""
-    var quoted = false
-    for character in query {
-        if character == "\"" {
-            if !current.trimmingCharacters(in: .whitespaces).isEmpty { terms.append(current) }
-            current = ""
-            quoted.toggle()
-        } else if !quoted && character.isWhitespace {
-            if !current.isEmpty { terms.append(current) }
-            current = ""
-        } else {
-            current.append(character)
-        }
-    }
-    if !current.trimmingCharacters(in: .whitespaces).isEmpty { terms.append(current) }
-    return terms.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
-}
-
 extension Library {
     /// Searches page text (or annotations). Candidates come from the full-text index; every hit
     /// is then checked against the stored page text, so results equal a scan.
@@ -129,7 +109,7 @@ extension Library {
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
             var results = SearchResults(hits: hits, textless: textless, more: more)
-            if more, !options.regex, let total = try store.countCandidatePages(
+            if more, !options.regex, let total = try store.textIndex.countCandidatePages(
                 containing: parseQuery(query).map(foldedTerm).map(scalarString), bookId: options.bookId)
             {
                 results.moreCount = max(0, total - limit)
@@ -145,7 +125,7 @@ extension Library {
         let cased = terms.map(casedTerm)
         var hits = [SearchHit]()
         let indexTerms = folded.map(scalarString)
-        try store.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
+        try store.textIndex.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
             let text = SearchableText(page.text)
             var first: [Range<Int>] = []
             for index in terms.indices {
@@ -167,7 +147,7 @@ extension Library {
         var hits = [SearchHit]()
         let deadline = Date().addingTimeInterval(regexTimeLimit)
         var late: (book: Int64, page: Int)?
-        try store.scanPages(bookId: options.bookId) { page in
+        try store.textIndex.scanPages(bookId: options.bookId) { page in
             let text = page.text as NSString
             guard let matches = boundedMatches(expression, in: page.text, deadline: deadline) else {
                 late = (page.bookId, page.number)
@@ -204,7 +184,7 @@ extension Library {
                         matches: ranges[0].count, kind: kind))
                 return options.limit == 0 || hits.count < options.limit
             }
-            for (kind, id) in try store.candidateAnnotations(containing: indexTerms, bookId: options.bookId) {
+            for (kind, id) in try store.textIndex.candidateAnnotations(containing: indexTerms, bookId: options.bookId) {
                 if kind == "highlight", let h = try store.find(Highlight.self, id: id) {
                     let text = h.note.map { h.text + "\n" + $0 } ?? h.text
                     if !consider(text, book: h.bookId, page: h.page, kind: "highlight") { break }

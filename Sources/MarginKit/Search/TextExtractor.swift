@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// The text of every page of a PDF, extracted on all cores: each worker opens its own poppler

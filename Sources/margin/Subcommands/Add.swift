@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MarginCore
 import MarginKit
 
 extension Margin {
@@ -91,5 +92,5 @@ extension Margin {
 }
 
 func pagesText(_ count: Int) -> String {
-    MarginKit.count(count, "page")
+    MarginCore.count(count, "page")
 }

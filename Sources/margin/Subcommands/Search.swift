@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MarginCore
 import MarginKit
 
 extension Margin {

@@ -1,4 +1,5 @@
 import GRDB
+import MarginCore
 
 /// The library's schema, as an ordered list of migrations.
 ///

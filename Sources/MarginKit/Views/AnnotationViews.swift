@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// The contract's JSON shapes for annotations: `book` is the book's id, dates are ISO-8601.
 public struct BookmarkView: Sendable, Encodable, Equatable {

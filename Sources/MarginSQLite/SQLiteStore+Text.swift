@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MarginCore
 
 extension SQLiteStore {
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {

@@ -6,17 +6,17 @@ import Foundation
 ///
 /// The folded string is what the full-text index holds (`page.norm`), so index candidates and
 /// the checks made here agree by construction.
-struct SearchableText {
+public struct SearchableText: Sendable {
     /// The joined, space-collapsed text with its case and accents.
-    let cased: [Unicode.Scalar]
+    public let cased: [Unicode.Scalar]
     /// The folded text.
-    let folded: [Unicode.Scalar]
+    public let folded: [Unicode.Scalar]
     /// For each folded scalar, the index of the cased scalar it came from.
-    let origin: [Int32]
+    public let origin: [Int32]
     /// For each cased scalar, the index of the scalar of the original text it came from.
-    let raw: [Int32]
+    public let raw: [Int32]
 
-    init(_ text: String) {
+    public init(_ text: String) {
         var cased = [Unicode.Scalar]()
         var folded = [Unicode.Scalar]()
         var origin = [Int32]()
@@ -97,18 +97,18 @@ struct SearchableText {
     }
 
     /// The range of the original text's scalars that a range of `cased` came from.
-    func rawRange(_ range: Range<Int>) -> Range<Int> {
+    public func rawRange(_ range: Range<Int>) -> Range<Int> {
         guard !range.isEmpty else { return 0..<0 }
         return Int(raw[range.lowerBound])..<(Int(raw[range.upperBound - 1]) + 1)
     }
 
     /// The folded text as a string, for the index.
-    var foldedString: String { scalarString(folded) }
+    public var foldedString: String { scalarString(folded) }
 
     /// Ranges (in `cased`) where the folded `term` occurs.
     /// Ranges (in `cased`) where the folded `term` occurs, in reading order, each once (a match in
     /// a hyphen-kept copy of a line end stands for the joined text it came from).
-    func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
+    public func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
         let ranges = occurrences(of: term, in: folded, wholeWord: wholeWord).map { range in
             Int(origin[range.lowerBound])..<(Int(origin[range.upperBound - 1]) + 1)
         }
@@ -118,13 +118,13 @@ struct SearchableText {
     }
 
     /// Ranges (in `cased`) where `term` occurs exactly (case and accents as given).
-    func casedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
+    public func casedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
         occurrences(of: term, in: cased, wholeWord: wholeWord)
     }
 
     /// About `width` scalars of context around `range`, cut at spaces, with the match between
     /// `open` and `close`.
-    func snippet(around range: Range<Int>, width: Int = 60, open: String, close: String) -> String {
+    public func snippet(around range: Range<Int>, width: Int = 60, open: String, close: String) -> String {
         var start = max(0, range.lowerBound - width)
         var end = min(cased.count, range.upperBound + width)
         if start > 0, let space = cased[start..<range.lowerBound].firstIndex(of: " ") { start = space + 1 }
@@ -135,19 +135,19 @@ struct SearchableText {
 }
 
 /// A string made of these scalars.
-func scalarString<S: Sequence>(_ scalars: S) -> String where S.Element == Unicode.Scalar {
+public func scalarString<S: Sequence>(_ scalars: S) -> String where S.Element == Unicode.Scalar {
     var view = String.UnicodeScalarView()
     view.append(contentsOf: scalars)
     return String(view)
 }
 
 /// The term as the index sees it: folded, spaces collapsed.
-func foldedTerm(_ term: String) -> [Unicode.Scalar] {
+public func foldedTerm(_ term: String) -> [Unicode.Scalar] {
     SearchableText(term).folded
 }
 
 /// The term with its case, spaces collapsed.
-func casedTerm(_ term: String) -> [Unicode.Scalar] {
+public func casedTerm(_ term: String) -> [Unicode.Scalar] {
     SearchableText(term).cased
 }
 
@@ -199,7 +199,7 @@ private func isLetter(_ scalar: Unicode.Scalar) -> Bool {
         ? ((scalar.value | 0x20) >= 0x61 && (scalar.value | 0x20) <= 0x7a) : scalar.properties.isAlphabetic
 }
 
-func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+public func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
     if scalar.value < 0x80 {
         let v = scalar.value
         return (v >= 0x30 && v <= 0x39) || ((v | 0x20) >= 0x61 && (v | 0x20) <= 0x7a) || v == 0x5f
@@ -237,4 +237,10 @@ private final class FoldCache: @unchecked Sendable {
         lock.unlock()
         return folded
     }
+}
+
+/// Text folded as every index and comparison in Margin folds it (case, accents, width,
+/// ligatures): the one definition, used for stored search columns and for queries alike.
+public func folded(_ text: String) -> String {
+    SearchableText(text).foldedString
 }

@@ -1,8 +1,8 @@
+@testable import MarginSQLite
 import Foundation
+import MarginCore
 import Testing
 import TestSupport
-
-@testable import MarginKit
 
 @Suite struct MigrationTests {
     /// Every database in fixtures/db/ (one per shipped schema version) opens with today's
@@ -23,7 +23,7 @@ import TestSupport
             let counts = try database.repository.read { store in
                 [
                     "books": try store.count(Query<Book>()), "sources": try store.count(Query<Source>()),
-                    "tags": try store.count(Query<MarginKit.Tag>()),
+                    "tags": try store.count(Query<MarginCore.Tag>()),
                     "pages": try store.count(Query<PageText>()), "bookmarks": try store.count(Query<Bookmark>()),
                     "highlights": try store.count(Query<Highlight>()), "memos": try store.count(Query<Memo>()),
                 ]

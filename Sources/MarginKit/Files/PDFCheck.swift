@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// What poppler read from a staged PDF.

@@ -1,24 +1,6 @@
 import Foundation
 import GRDB
-
-/// The schema state of a library database.
-public struct SchemaStatus: Sendable, Encodable {
-    /// Migrations applied (the schema version).
-    public var version: Int
-    /// The version this build of margin writes.
-    public var latest: Int
-    public var applied: [String]
-    public var pending: [String]
-}
-
-/// What an integrity check of the database found.
-public struct IntegrityReport: Sendable, Encodable {
-    /// `PRAGMA integrity_check` lines; `["ok"]` when healthy.
-    public var integrity: [String]
-    /// Rows whose foreign key points at nothing, as "table rowid → parent".
-    public var foreignKeyViolations: [String]
-    public var ok: Bool { integrity == ["ok"] && foreignKeyViolations.isEmpty }
-}
+import MarginCore
 
 extension LibraryDatabase {
     public func schemaStatus() throws -> SchemaStatus {

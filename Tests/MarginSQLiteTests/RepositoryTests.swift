@@ -1,8 +1,8 @@
+@testable import MarginSQLite
 import Foundation
+import MarginCore
 import Testing
 import TestSupport
-
-@testable import MarginKit
 
 @Suite struct RepositoryTests {
     let database: LibraryDatabase
@@ -93,11 +93,11 @@ import TestSupport
         try repository.write { store in
             var source = Source(bookId: bookId, url: "file:///x.pdf")
             try store.insert(&source)
-            var tag = MarginKit.Tag(bookId: bookId, name: "t")
+            var tag = MarginCore.Tag(bookId: bookId, name: "t")
             try store.insert(&tag)
             try store.delete(book)
         }
-        let counts = try repository.read { (try $0.count(Query<Source>()), try $0.count(Query<MarginKit.Tag>())) }
+        let counts = try repository.read { (try $0.count(Query<Source>()), try $0.count(Query<MarginCore.Tag>())) }
         #expect(counts.0 == 0 && counts.1 == 0)
     }
 

@@ -23,17 +23,8 @@ public enum UpsertResult: Sendable, Equatable {
 public protocol StoreReader {
     func fetch<M: Model>(_ query: Query<M>) throws -> [M]
     func count<M: Model>(_ query: Query<M>) throws -> Int
-    /// Pages whose folded text contains every folded term, best match first (the full-text
-    /// index), passed to `visit` until it returns false. Candidates only: a term the index can't
-    /// answer may not hold on every page given.
-    func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws
-    /// How many pages the index says hold every term (nil when no term is long enough to ask it).
-    func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int?
-    /// Every page (of one book, or all), in book and page order, until `visit` returns false.
-    func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws
-    /// Highlights and memos whose folded text (highlight text and note, memo text) contains
-    /// every folded term, best first: ("highlight" | "memo", id). Candidates only.
-    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)]
+    /// The full-text index, read in the same snapshot.
+    var textIndex: any TextIndex { get }
 }
 
 /// Write access to the store, valid only inside `Repository.write`: everything done through one

@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import MarginCore
 
 /// Owns the library's SQLite database: opens it (WAL, foreign keys, a busy timeout), backs it up
 /// and migrates it to the current schema, and hands out the `Repository` over it.
-public final class LibraryDatabase: Sendable {
+public final class LibraryDatabase: LibraryStore {
     let writer: any DatabaseWriter
     /// The database file; nil for an in-memory database.
     public let path: String?
@@ -184,7 +185,7 @@ public final class LibraryDatabase: Sendable {
     }
 
     /// The write count recorded after the last finished write, and the database's own.
-    func writeCounts() throws -> (recorded: Int?, database: Int) {
+    public func writeCounts() throws -> (recorded: Int?, database: Int) {
         let recorded = path.flatMap { FileManager.default.contents(atPath: $0 + ".seq") }
             .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
         let database = try writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
@@ -216,7 +217,7 @@ public final class LibraryDatabase: Sendable {
             db.add(
                 function: DatabaseFunction("margin_fold", argumentCount: 1, pure: true) { values in
                     guard let text = String.fromDatabaseValue(values[0]) else { return nil }
-                    return SearchableText(text).foldedString
+                    return folded(text)
                 })
         }
         return configuration

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// What a written file must look like to count as whole. Writers that report no error on a full
@@ -112,40 +113,6 @@ public func writeAtomically(
     let target = try files.stage(path, check: check, write)
     try files.commit()
     return target
-}
-
-/// Writes `data` to a new file at `path`, reporting a full disk as such.
-public func writeData(_ data: Data, to path: String) throws {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else { throw writeError(path, errno, folder: path) }
-    defer { close(descriptor) }
-    try data.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw writeError(path, errno, folder: path)
-            }
-            offset += written
-        }
-    }
-}
-
-/// An error for a failed write, naming a full disk plainly.
-func writeError(_ path: String, _ code: Int32, folder: String) -> MarginError {
-    if code == ENOSPC || code == EDQUOT || isDiskFull(at: folder) {
-        return .io("cannot write \(path): the disk is full")
-    }
-    return .io("cannot write \(path): \(String(cString: strerror(code)))")
-}
-
-/// Whether the file system holding `path` has (almost) no room left.
-func isDiskFull(at path: String) -> Bool {
-    var info = statvfs()
-    let folder = (path as NSString).deletingLastPathComponent
-    guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
-    return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 * 1024
 }
 
 /// Why a written file is not whole, or nil when it passes the check.

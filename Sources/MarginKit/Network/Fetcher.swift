@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MarginCore
 import NIOCore
 import NIOHTTP1
 
@@ -118,8 +119,4 @@ func describe(_ error: any Error) -> String {
         return "the host name could not be resolved"
     }
     return text
-}
-
-func fileSize(_ path: String) -> Int64? {
-    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// The on-disk, content-addressed store of PDFs: `pdfs/<2 hex>/<sha256>.pdf` under the cache
 /// folder, plus `tmp/` for files being written. A file reaches its final name only by an atomic

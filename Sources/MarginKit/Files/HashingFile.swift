@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MarginCore
 
 /// A file being written chunk by chunk while its SHA-256 is computed, so a PDF of any size is
 /// never held in memory. Keeps the first and last bytes for the PDF checks.

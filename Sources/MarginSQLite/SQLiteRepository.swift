@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MarginCore
 
 /// The SQLite (GRDB) implementation of `Repository`.
 struct SQLiteRepository: Repository {
@@ -35,14 +36,6 @@ struct SQLiteRepository: Repository {
     }
 }
 
-/// A flag set once, read from any thread (a write made, a time limit passed).
-final class WriteFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.lock(); value = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-}
-
 /// Wraps any `Model` as a GRDB record: the model's own `Codable` conformance gives the columns.
 struct ModelRecord<M: Model>: Codable, FetchableRecord, MutablePersistableRecord {
     var model: M
@@ -59,8 +52,10 @@ struct ModelRecord<M: Model>: Codable, FetchableRecord, MutablePersistableRecord
     }
 }
 
-struct SQLiteStore: StoreWriter {
+struct SQLiteStore: StoreWriter, TextIndex {
     let db: Database
+
+    var textIndex: any TextIndex { self }
 
     func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
         try request(query).fetchAll(db).map(\.model)
@@ -123,7 +118,7 @@ struct SQLiteStore: StoreWriter {
 }
 
 /// Translates a backend-neutral `Predicate` into a GRDB expression.
-func expression(_ predicate: Predicate) -> SQLExpression {
+func expression(_ predicate: MarginCore.Predicate) -> SQLExpression {
     switch predicate {
     case .compare(let name, let comparison, let value):
         let column = Column(name)
@@ -164,9 +159,4 @@ func databaseValue(_ value: StoreValue) -> DatabaseValue {
     // Stored as GRDB stores a record's UUID: 16 bytes.
     case .uuid(let uuid): return uuid.databaseValue
     }
-}
-
-/// Lowercased, accent-free text for case- and accent-insensitive matching.
-func fold(_ text: String) -> String {
-    text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
 }

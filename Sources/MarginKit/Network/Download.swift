@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import MarginCore
 import NIOCore
 import NIOHTTP1
 

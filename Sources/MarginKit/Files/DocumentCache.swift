@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 
 /// The memory tier of the cache: a few opened documents, least recently used dropped first, so

@@ -1,0 +1,40 @@
+import Foundation
+
+/// The size of the file at `path`, or nil when there is none.
+public func fileSize(_ path: String) -> Int64? {
+    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+}
+
+/// Writes `data` to a new file at `path`, reporting a full disk as such.
+public func writeData(_ data: Data, to path: String) throws {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw writeError(path, errno, folder: path) }
+    defer { close(descriptor) }
+    try data.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw writeError(path, errno, folder: path)
+            }
+            offset += written
+        }
+    }
+}
+
+/// An error for a failed write, naming a full disk plainly.
+public func writeError(_ path: String, _ code: Int32, folder: String) -> MarginError {
+    if code == ENOSPC || code == EDQUOT || isDiskFull(at: folder) {
+        return .io("cannot write \(path): the disk is full")
+    }
+    return .io("cannot write \(path): \(String(cString: strerror(code)))")
+}
+
+/// Whether the file system holding `path` has (almost) no room left.
+public func isDiskFull(at path: String) -> Bool {
+    var info = statvfs()
+    let folder = (path as NSString).deletingLastPathComponent
+    guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
+    return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 * 1024
+}

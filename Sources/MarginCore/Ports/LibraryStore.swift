@@ -1,0 +1,49 @@
+import Foundation
+
+/// A library's database as the use cases see it: a `Repository` of models with transactions,
+/// plus what `margin db` reports. SQLite implements it (`MarginSQLite`); any backend can.
+public protocol LibraryStore: Sendable {
+    /// The repository every use case goes through.
+    var repository: any Repository { get }
+    /// Where the store lives, for messages; nil in memory.
+    var path: String? { get }
+    /// The copy made before this open upgraded the schema, if it did.
+    var backupPath: String? { get }
+    /// Ends this process's writing (makes what it wrote durable on its own).
+    func finishWriting()
+    func schemaStatus() throws -> SchemaStatus
+    func integrityReport() throws -> IntegrityReport
+    /// The write count recorded after the last finished write, and the store's own.
+    func writeCounts() throws -> (recorded: Int?, database: Int)
+}
+
+/// The schema state of a library database.
+public struct SchemaStatus: Sendable, Encodable {
+    /// Migrations applied (the schema version).
+    public var version: Int
+    /// The version this build of margin writes.
+    public var latest: Int
+    public var applied: [String]
+    public var pending: [String]
+
+    public init(version: Int, latest: Int, applied: [String], pending: [String]) {
+        self.version = version
+        self.latest = latest
+        self.applied = applied
+        self.pending = pending
+    }
+}
+
+/// What an integrity check of the database found.
+public struct IntegrityReport: Sendable, Encodable {
+    /// `PRAGMA integrity_check` lines; `["ok"]` when healthy.
+    public var integrity: [String]
+    /// Rows whose foreign key points at nothing, as "table rowid → parent".
+    public var foreignKeyViolations: [String]
+    public var ok: Bool { integrity == ["ok"] && foreignKeyViolations.isEmpty }
+
+    public init(integrity: [String], foreignKeyViolations: [String]) {
+        self.integrity = integrity
+        self.foreignKeyViolations = foreignKeyViolations
+    }
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// The full-text index over page text and annotations, read inside a store transaction.
+///
+/// It answers with *candidates*: every page (or annotation) holding the terms is among them,
+/// but a backend may return more (a term too short for its index, a looser match), so the
+/// caller checks each one against the stored text. That keeps results exact whatever the
+/// backend's index can do.
+public protocol TextIndex {
+    /// Pages whose folded text contains every folded term, best match first (the full-text
+    /// index), passed to `visit` until it returns false. Candidates only: a term the index can't
+    /// answer may not hold on every page given.
+    func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws
+    /// How many pages the index says hold every term (nil when no term is long enough to ask it).
+    func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int?
+    /// Every page (of one book, or all), in book and page order, until `visit` returns false.
+    func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws
+    /// Highlights and memos whose folded text (highlight text and note, memo text) contains
+    /// every folded term, best first: ("highlight" | "memo", id). Candidates only.
+    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)]
+}

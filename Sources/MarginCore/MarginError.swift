@@ -38,6 +38,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
 
     // Cache
     case notCached(title: String, reason: String)
+    /// A command that only reads met a book whose PDF is not in the cache (it never fetches).
+    case fileNotCached(title: String, book: Int64)
 
     // Everything else
     case invalidArgument(String)
@@ -97,6 +99,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "poppler cannot read \(input) as a PDF: \(reason)"
         case .notCached(let title, let reason):
             return "'\(title)' is not cached and no source could be fetched: \(reason)"
+        case .fileNotCached(let title, _):
+            return "the PDF of '\(title)' is not in the cache (this command reads only what is there)"
         case .invalidArgument(let message), .io(let message):
             return message
         }

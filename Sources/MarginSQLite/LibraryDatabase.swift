@@ -203,8 +203,8 @@ public final class LibraryDatabase: LibraryStore {
     }
 
     /// The one configuration used by production and tests.
-    static func makeConfiguration() -> Configuration {
-        var configuration = Configuration()
+    static func makeConfiguration() -> GRDB.Configuration {
+        var configuration = GRDB.Configuration()
         configuration.foreignKeysEnabled = true
         // Another margin process may hold the write lock: wait for it rather than fail.
         configuration.busyMode = .timeout(30)
@@ -214,11 +214,6 @@ public final class LibraryDatabase: LibraryStore {
             // opens the library without a write (and its fsyncs): a read-only command stays one.
             var persist: Int32 = 1
             _ = sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
-            db.add(
-                function: DatabaseFunction("margin_fold", argumentCount: 1, pure: true) { values in
-                    guard let text = String.fromDatabaseValue(values[0]) else { return nil }
-                    return folded(text)
-                })
         }
         return configuration
     }

@@ -1,5 +1,6 @@
 import GRDB
 import MarginCore
+import MarginCore
 
 /// The library's schema, as an ordered list of migrations.
 ///
@@ -16,6 +17,7 @@ enum Schema {
         ("v2-page-text", v2PageText),
         ("v3-annotations", v3Annotations),
         ("v4-versions", v4Versions),
+        ("v5-folded-annotations", v5FoldedAnnotations),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -202,6 +204,74 @@ enum Schema {
                            (SELECT url FROM source WHERE source.bookId = book.id ORDER BY source.id LIMIT 1), addedAt
                     FROM book;
                 ALTER TABLE source ADD COLUMN checkedAt DATETIME;
+                """)
+    }
+
+    /// v5: highlights and memos keep their folded text in a `norm` column, computed in Swift
+    /// when they are saved, and the annotation index is filled from it. Before, triggers called
+    /// `margin_fold`, a function only Margin's own connections had: any other SQLite client (the
+    /// `sqlite3` shell) failed to write a memo. A row written without `norm` (by such a client)
+    /// is indexed by its lowercased text until Margin next saves it.
+    private static func v5FoldedAnnotations(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DROP TRIGGER highlight_fts_insert;
+                DROP TRIGGER highlight_fts_update;
+                DROP TRIGGER highlight_fts_delete;
+                DROP TRIGGER memo_fts_insert;
+                DROP TRIGGER memo_fts_update;
+                DROP TRIGGER memo_fts_delete;
+                ALTER TABLE highlight ADD COLUMN norm TEXT NOT NULL DEFAULT '';
+                ALTER TABLE memo ADD COLUMN norm TEXT NOT NULL DEFAULT '';
+                """)
+        // Folded as Margin folds all text (MarginCore's `folded`), the text as a highlight's or
+        // memo's `searchText` joins it.
+        let highlights = try Row.fetchAll(db, sql: "SELECT id, text, note FROM highlight")
+        for row in highlights {
+            let text: String = row["text"]
+            let note: String? = row["note"]
+            try db.execute(
+                sql: "UPDATE highlight SET norm = ? WHERE id = ?", arguments: [folded(text + " " + (note ?? "")), row["id"]])
+        }
+        let memos = try Row.fetchAll(db, sql: "SELECT id, text FROM memo")
+        for row in memos {
+            let text: String = row["text"]
+            try db.execute(sql: "UPDATE memo SET norm = ? WHERE id = ?", arguments: [folded(text), row["id"]])
+        }
+        try db.execute(
+            sql: """
+                DELETE FROM annotation_fts;
+                INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId)
+                    SELECT id * 2, norm, 'highlight', id, bookId FROM highlight;
+                INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId)
+                    SELECT id * 2 + 1, norm, 'memo', id, bookId FROM memo;
+
+                CREATE TRIGGER highlight_fts_insert AFTER INSERT ON highlight BEGIN
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
+                        new.id * 2, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text || ' ' || coalesce(new.note, '')) END,
+                        'highlight', new.id, new.bookId);
+                END;
+                CREATE TRIGGER highlight_fts_update AFTER UPDATE ON highlight BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2;
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
+                        new.id * 2, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text || ' ' || coalesce(new.note, '')) END,
+                        'highlight', new.id, new.bookId);
+                END;
+                CREATE TRIGGER highlight_fts_delete AFTER DELETE ON highlight BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2;
+                END;
+                CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo BEGIN
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
+                        new.id * 2 + 1, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text) END, 'memo', new.id, new.bookId);
+                END;
+                CREATE TRIGGER memo_fts_update AFTER UPDATE ON memo BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2 + 1;
+                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
+                        new.id * 2 + 1, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text) END, 'memo', new.id, new.bookId);
+                END;
+                CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo BEGIN
+                    DELETE FROM annotation_fts WHERE rowid = old.id * 2 + 1;
+                END;
                 """)
     }
 }

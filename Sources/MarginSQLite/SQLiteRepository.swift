@@ -36,13 +36,28 @@ struct SQLiteRepository: Repository {
     }
 }
 
+/// A column the store adds to a model's own.
+private struct ExtraColumn: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
 /// Wraps any `Model` as a GRDB record: the model's own `Codable` conformance gives the columns.
 struct ModelRecord<M: Model>: Codable, FetchableRecord, MutablePersistableRecord {
     var model: M
 
     init(_ model: M) { self.model = model }
     init(from decoder: any Decoder) throws { model = try M(from: decoder) }
-    func encode(to encoder: any Encoder) throws { try model.encode(to: encoder) }
+    func encode(to encoder: any Encoder) throws {
+        try model.encode(to: encoder)
+        // What the annotation index holds: text folded here, in Swift (see `SearchableModel`).
+        if let searchable = model as? any SearchableModel {
+            var container = encoder.container(keyedBy: ExtraColumn.self)
+            try container.encode(folded(searchable.searchText), forKey: ExtraColumn(stringValue: "norm"))
+        }
+    }
 
     static var databaseTableName: String { M.entity }
     static var databaseDecodingUserInfo: [CodingUserInfoKey: Any] { [:] }
@@ -75,20 +90,15 @@ struct SQLiteStore: StoreWriter, TextIndex {
         try ModelRecord(model).update(db)
     }
 
-    func upsert<M: Model>(_ model: inout M) throws -> UpsertResult {
-        let values = try ModelRecord(model).databaseDictionary
-        let key: [SQLExpression] = M.naturalKey.map { column in
-            let value = values[column] ?? .null
-            return value.isNull ? Column(column) == nil : Column(column) == value
-        }
-        if let existing = try ModelRecord<M>.filter(key.joined(operator: .and)).fetchOne(db) {
-            model.id = existing.model.id
-            model.uuid = existing.model.uuid
-            try update(model)
-            return .updated
-        }
-        try insert(&model)
-        return .inserted
+    func upsert<M: Model>(_ model: inout M) throws {
+        var record = ModelRecord(model)
+        // Found by its natural key, never by a row id it may carry.
+        record.model.id = nil
+        let keepsUUID = try record.databaseDictionary.keys.contains("uuid") && !M.naturalKey.contains("uuid")
+        let saved = try record.upsertAndFetch(
+            db, onConflict: M.naturalKey,
+            doUpdate: { _ in keepsUUID ? [Column("uuid").noOverwrite] : [] })
+        model = saved.model
     }
 
     func delete<M: Model>(_ query: Query<M>) throws -> Int {
@@ -131,9 +141,6 @@ func expression(_ predicate: MarginCore.Predicate) -> SQLExpression {
         case .greater: return column > operand
         case .greaterOrEqual: return column >= operand
         }
-    case .contains(let name, let text):
-        // Unicode case- and accent-insensitive, through the margin_fold function.
-        return SQL("instr(margin_fold(\(Column(name))), margin_fold(\(text))) > 0").sqlExpression
     case .hasPrefix(let name, let text):
         return SQL("substr(\(Column(name)), 1, length(\(text))) = \(text)").sqlExpression
     case .isIn(let name, let values):

@@ -20,7 +20,10 @@ struct GlobalOptions: ParsableArguments {
     /// read-only command several milliseconds; an exit without closing is as safe as a crash,
     /// which SQLite's WAL recovers from.
     func openLibrary() throws -> Library {
-        let library = try Library(paths: LibraryPaths.resolve(library: library)) { try LibraryDatabase(path: $0) }
+        let library = try Library(
+            paths: LibraryPaths.resolve(library: library, environment: ProcessInfo.processInfo.environment), configuration: Settings.configuration,
+            downloader: HTTPDownloader(configuration: Settings.configuration)
+        ) { path in try LibraryDatabase(path: path) }
         OpenLibraries.shared.keep(library)
         return library
     }
@@ -49,4 +52,15 @@ final class OpenLibraries: @unchecked Sendable {
         lock.unlock()
         for library in open { library.database.finishWriting() }
     }
+}
+
+/// What the environment sets, read once for the whole run.
+enum Settings {
+    static let configuration: Configuration = {
+        var configuration = Configuration(environment: ProcessInfo.processInfo.environment)
+        // Text extraction runs in a child process of this executable, with limits.
+        configuration.extractionHelper =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
+        return configuration
+    }()
 }

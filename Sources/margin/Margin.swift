@@ -27,10 +27,9 @@ struct Margin: AsyncParsableCommand {
 
     static func main() async {
         if CommandLine.arguments.dropFirst().first == PopplerIsolation.helperCommand {
-            Foundation.exit(PopplerIsolation.runHelper(Array(CommandLine.arguments.dropFirst(2))))
+            Foundation.exit(
+                PopplerIsolation.runHelper(Array(CommandLine.arguments.dropFirst(2)), configuration: Settings.configuration))
         }
-        // Text extraction runs in a child process of this executable, with limits.
-        PopplerIsolation.helper = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         var command: any ParsableCommand
         do {
@@ -88,8 +87,7 @@ struct Margin: AsyncParsableCommand {
             if !usage.isEmpty { Console.error(usage.trimmingCharacters(in: .whitespacesAndNewlines)) }
             Foundation.exit(code.rawValue)
         }
-        let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
-        Console.error("error: \(text)")
+        Console.error("error: \(userMessage(for: error))")
         Foundation.exit(code == .success ? 1 : code.rawValue)
     }
 

@@ -113,6 +113,31 @@ import TestSupport
         #expect((try json(box, "search", "--annotations", "marvellous") as? [Any])?.isEmpty == true)
     }
 
+    /// The library is plain SQLite: the `sqlite3` shell can write a memo into it (no function of
+    /// Margin's is needed by its triggers), and Margin lists and searches what it wrote.
+    @Test func theSQLiteShellCanWriteAMemo() throws {
+        let box = try library()
+        let database = box.home + "/library.sqlite"
+        let insert = """
+            INSERT INTO memo (uuid, bookId, page, text, createdAt, updatedAt) \
+            VALUES (randomblob(16), 1, 2, 'Written from the shell about zebras', '2026-01-02 03:04:05.000', '2026-01-02 03:04:05.000')
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [database, insert]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "sqlite3 could not write a memo: \(message)")
+        let memos = try #require(try json(box, "memo", "list", "sample") as? [[String: Any]])
+        #expect(memos.map { $0.string("text") } == ["Written from the shell about zebras"])
+        let hits = try #require(try json(box, "search", "--annotations", "ZEBRAS") as? [[String: Any]])
+        #expect(hits.map { $0.string("kind") } == ["memo"], "found through the index the shell's insert filled")
+        try box.ok("db", "check")
+    }
+
     @Test func annotatingAndRenderingUpdateRecent() throws {
         let box = try library()
         try box.ok("bookmark", "add", "mixed", "1")

@@ -43,7 +43,9 @@ import TestSupport
         // Importing again changes nothing.
         let again = try #require(try fresh.ok("import", file, "--json").json() as? [String: Any])
         #expect(again.int("added") == 0 && again.int("unchanged") == 5 && again.int("updated") == 0)
-        // The text works once the PDF is fetched again from its source.
+        // Reading never fetches: the text works once `fetch` brought the PDF back from its source.
+        #expect(try fresh.fails("text", "sample", "--pages", "1").stderr.contains("'margin fetch 1'"))
+        try fresh.ok("fetch", "sample")
         #expect(try fresh.ok("text", "sample", "--pages", "1").stdout.contains("Marginalia"))
     }
 

@@ -98,11 +98,18 @@ import TestSupport
         #expect((json["width"] as? Int ?? 0) <= 10000)
     }
 
-    @Test func renderRefetchesAMissingFile() throws {
+    /// Render only reads: a missing file is named with the command that fetches it, and
+    /// rendering works again once `fetch` brought it back from its source.
+    @Test func renderNamesAMissingFileAndFetchBringsItBack() throws {
         let box = try library()
         let file = try #require(try box.books().first?.string("file"))
         try FileManager.default.removeItem(atPath: file)
-        try box.ok("render", "sample", "--page", "1", "--dpi", "20", "-o", box.folder.path + "/again.png")
+        let output = box.folder.path + "/again.png"
+        let refused = try box.fails("render", "sample", "--page", "1", "--dpi", "20", "-o", output)
+        #expect(refused.stderr.contains("not in the cache") && refused.stderr.contains("'margin fetch 1'"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: file) && !FileManager.default.fileExists(atPath: output))
+        try box.ok("fetch", "sample")
         #expect(FileManager.default.fileExists(atPath: file), "fetched again from its source")
+        try box.ok("render", "sample", "--page", "1", "--dpi", "20", "-o", output)
     }
 }

@@ -118,7 +118,10 @@ import TestSupport
         #expect(try hits(box, "herons").count == 1)
     }
 
-    @Test func reindexRebuildsAndOldLibrariesAreIndexedOnFirstSearch() throws {
+    /// An old library's books are not indexed: search (which only reads) names them and says
+    /// what to run, `text` reads them from the cached PDF without storing anything, and
+    /// `reindex` indexes them.
+    @Test func reindexRebuildsAndOldLibrariesAreNamedBySearch() throws {
         let box = Sandbox()
         // A library made by the first schema version: no page text at all.
         try FileManager.default.createDirectory(atPath: box.home + "/cache", withIntermediateDirectories: true)
@@ -129,8 +132,15 @@ import TestSupport
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: Fixtures.pdf(name), toPath: folder + "/" + sha + ".pdf")
         }
-        #expect(try hits(box, "herons") == ["Field Notes:1"])
+        let unindexed = try box.ok("search", "herons")
+        #expect(unindexed.stdout.isEmpty, "\(unindexed)")
+        #expect(unindexed.stderr.contains("3 books not searched") && unindexed.stderr.contains("'margin reindex 1 2 3'"), "\(unindexed)")
         #expect(FileManager.default.fileExists(atPath: box.home + "/library.sqlite.bak-1"), "a backup before migrating")
+        let text = try box.ok("text", "field", "--pages", "1")
+        #expect(text.stdout.contains("Herons"), "\(text)")
+        let status = try #require(try box.ok("db", "status", "--json").json() as? [String: Any])
+        #expect((status["counts"] as? [String: Any])?["pages"] as? Int == 0, "reading text stored nothing: \(status)")
+        #expect(try box.ok("search", "herons").stderr.contains("3 books not searched"))
         let reindexed = try box.ok("reindex", "--json")
         #expect((try reindexed.json() as? [Any])?.count == 3)
         #expect(try hits(box, "herons") == ["Field Notes:1"])

@@ -66,6 +66,14 @@ final class ReadOnlyMount {
         #expect(result.stderr.contains("3 books not searched"), "\(result)")
         #expect(result.stderr.contains("margin reindex"))
         #expect(server.allRequests.isEmpty, "search went to the network: \(server.allRequests.map(\.path))")
+        // Reading commands never fetch: a missing PDF is named, with the command that fetches it.
+        let before = try box.snapshot()
+        for arguments in [["render", "1", "--page", "1", "-o", box.folder.path + "/p.png"], ["text", "1"], ["export", "1", "--format", "pdf", "-o", box.folder.path + "/a.pdf"]] {
+            let failed = try box.fails(arguments)
+            #expect(failed.stderr.contains("not in the cache") && failed.stderr.contains("'margin fetch 1'"), "\(arguments): \(failed)")
+        }
+        #expect(server.allRequests.isEmpty, "a reading command went to the network: \(server.allRequests.map(\.path))")
+        #expect(try box.snapshot() == before)
     }
 
     /// Titles from PDFs are printed without their control characters (the JSON keeps them,
@@ -102,6 +110,7 @@ final class ReadOnlyMount {
         try restored.ok("add", Fixtures.pdf("sample.pdf"))
         try restored.ok("import", backup)
         try FileManager.default.createDirectory(atPath: restored.home + "/cache/pdfs/src", withIntermediateDirectories: true)
+        try restored.ok("fetch", "field")
         let refused = try restored.fails("render", "field", "--page", "1", "-o", restored.folder.path + "/page.png")
         #expect(refused.stderr.contains("password"), "\(refused)")
         let wrong = try restored.margin.run(["edit", "field", "--password", "-"], stdin: "nope\n")

@@ -36,6 +36,18 @@ import TestSupport
             // Every book has its current file as a version (v4 made them for older libraries).
             let versions = try database.repository.read { try $0.all(Version.self) }
             #expect(Set(versions.map(\.sha256)) == Set(books.map(\.sha256)), "\(name)")
+            // Highlights and memos are still found by the annotation index (v5 refilled it from a
+            // folded column computed in Swift).
+            if (manifest["highlights"] ?? 0) > 0 {
+                let found = try database.repository.read { reader in
+                    (
+                        try reader.textIndex.candidateAnnotations(containing: [folded("INVERTED")], bookId: nil),
+                        try reader.textIndex.candidateAnnotations(containing: [folded("page memo")], bookId: nil)
+                    )
+                }
+                #expect(found.0.map(\.kind) == ["highlight"], "\(name)")
+                #expect(found.1.map(\.kind) == ["memo"], "\(name)")
+            }
             if name != "v\(LibraryDatabase.latestVersion).sqlite" {
                 #expect(database.backupPath != nil, "\(name): a copy is kept before migrating")
             }

@@ -119,3 +119,12 @@ public struct Memo: Model, Equatable {
         public static let page = Field<Memo, Int?>("page")
     }
 }
+
+extension Highlight: SearchableModel {
+    /// The highlighted text and the note, as `search --annotations` finds them.
+    public var searchText: String { text + " " + (note ?? "") }
+}
+
+extension Memo: SearchableModel {
+    public var searchText: String { text }
+}

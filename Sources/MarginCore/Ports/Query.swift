@@ -30,8 +30,6 @@ extension Optional: StoreValueConvertible where Wrapped: StoreValueConvertible {
 public indirect enum Predicate: Sendable {
     public enum Comparison: String, Sendable { case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual }
     case compare(String, Comparison, StoreValue)
-    /// Case-insensitive substring match.
-    case contains(String, String)
     /// Case-sensitive prefix match.
     case hasPrefix(String, String)
     case isIn(String, [StoreValue])
@@ -56,7 +54,6 @@ public struct Field<M: Model, V: StoreValueConvertible>: Sendable {
     public static func <= (field: Self, value: V) -> Predicate { .compare(field.name, .lessOrEqual, value.storeValue) }
     public static func > (field: Self, value: V) -> Predicate { .compare(field.name, .greater, value.storeValue) }
     public static func >= (field: Self, value: V) -> Predicate { .compare(field.name, .greaterOrEqual, value.storeValue) }
-    public func contains(_ text: String) -> Predicate { .contains(name, text) }
     public func hasPrefix(_ text: String) -> Predicate { .hasPrefix(name, text) }
     public func isIn(_ values: [V]) -> Predicate { .isIn(name, values.map(\.storeValue)) }
     public var isNull: Predicate { .isNull(name) }

@@ -13,10 +13,11 @@ public protocol Model: Codable, Sendable {
     var uuid: UUID { get set }
 }
 
-/// What an upsert did.
-public enum UpsertResult: Sendable, Equatable {
-    case inserted
-    case updated
+/// A model the annotation index finds by its text. The store keeps the folded form of
+/// `searchText` beside the row (computed here, in Swift), so the index needs no function of ours
+/// inside the database.
+public protocol SearchableModel: Model {
+    var searchText: String { get }
 }
 
 /// Read access to the store, valid only inside `Repository.read` or `Repository.write`.
@@ -34,8 +35,10 @@ public protocol StoreWriter: StoreReader {
     func insert<M: Model>(_ model: inout M) throws
     /// Saves every column of an existing row, found by `id`.
     func update<M: Model>(_ model: M) throws
-    /// Updates the row with the same natural key (keeping its id and uuid), else inserts.
-    @discardableResult func upsert<M: Model>(_ model: inout M) throws -> UpsertResult
+    /// Inserts the model or, when a row with the same natural key exists, updates that row in
+    /// place (keeping its id and uuid), in one statement: two writers can't both insert it.
+    /// Sets the model's `id` and `uuid` to the row's.
+    func upsert<M: Model>(_ model: inout M) throws
     /// Deletes the rows the query matches; returns how many.
     @discardableResult func delete<M: Model>(_ query: Query<M>) throws -> Int
 }

@@ -75,7 +75,7 @@ extension Library {
     /// Stages the annotated PDF of `book` at `output` among `files` (written when they commit).
     @discardableResult
     public func exportPDF(_ book: Book, to output: String, in files: AtomicFiles) async throws -> String {
-        let path = try await ensureCached(book)
+        let path = try cachedFile(book)
         let secret = try password(of: book)
         let document = try Document(path: path, password: secret)
         for highlight in try highlights(of: book) where !highlight.orphaned {

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import MarginCore
 
@@ -97,8 +96,7 @@ extension Library {
     public func add(
         _ inputs: [String], options: AddOptions, jobs: Int = 4, progress: (any DownloadProgress)? = nil
     ) async -> [AddOutcome] {
-        let client = Fetcher.makeClient()
-        var configured = Fetcher(store: store, maxSize: options.maxSize, client: client)
+        var configured = Fetcher(store: store, maxSize: options.maxSize, downloader: downloader)
         configured.progress = progress
         configured.timeout = options.timeout
         let fetcher = configured
@@ -125,7 +123,6 @@ extension Library {
                 launch()
             }
         }
-        try? await client.shutdown()
         return outcomes.compactMap { $0 }
     }
 
@@ -164,7 +161,7 @@ extension Library {
         let extracted: ExtractedText? =
             known?.indexedAt != nil
             ? nil
-            : try TextExtractor.extract(
+            : try extractText(
                 path: staged.path, password: facts.needsPassword ? options.password ?? known.flatMap { try? password(of: $0) } : nil,
                 pageCount: facts.pages)
         // Stored sealed; "" marks an encrypted PDF that opens without a password.

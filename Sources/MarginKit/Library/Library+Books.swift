@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import MarginCore
 
@@ -159,6 +158,13 @@ extension Library {
         try repository.read { store in try store.fetch(Query<Book>().sorted(by: Book.Fields.id.ascending)) }
     }
 
+    /// The cached PDF's path. Commands that only read use this: they never fetch, and a missing
+    /// file is an error that says so (`ensureCached` fetches).
+    public func cachedFile(_ book: Book) throws -> String {
+        if store.contains(book.sha256) { return store.path(for: book.sha256) }
+        throw MarginError.fileNotCached(title: book.title, book: book.id ?? 0)
+    }
+
     /// The cached PDF's path, fetching it again from the book's sources if it is missing.
     public func ensureCached(
         _ book: Book, maxSize: Int64? = nil, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
@@ -170,12 +176,10 @@ extension Library {
         guard !sources.isEmpty else {
             throw MarginError.notCached(title: book.title, reason: "it has no source; add the PDF again with 'margin add PATH'")
         }
-        let client = Fetcher.makeClient()
-        var fetcher = Fetcher(store: store, maxSize: maxSize ?? max(book.bytes, 1 << 30), client: client)
+        var fetcher = Fetcher(store: store, maxSize: maxSize ?? max(book.bytes, 1 << 30), downloader: downloader)
         fetcher.progress = progress
         fetcher.timeout = timeout
         let result = await refetch(book, from: sources, fetcher: fetcher)
-        try? await client.shutdown()
         return try result.get()
     }
 

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import MarginCore
 import Poppler
@@ -37,8 +36,7 @@ extension Library {
         _ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
     ) async -> [RefreshOutcome] {
         let targets = books.isEmpty ? ((try? allBooks()) ?? []) : books
-        let client = Fetcher.makeClient()
-        var fetcher = Fetcher(store: store, maxSize: maxSize, client: client)
+        var fetcher = Fetcher(store: store, maxSize: maxSize, downloader: downloader)
         fetcher.progress = progress
         fetcher.timeout = timeout
         var outcomes = [RefreshOutcome]()
@@ -50,7 +48,6 @@ extension Library {
                     RefreshOutcome(book: book.id ?? 0, title: book.title, status: .failed, error: error.localizedDescription))
             }
         }
-        try? await client.shutdown()
         return outcomes
     }
 
@@ -102,7 +99,7 @@ extension Library {
         let facts = try checkPDF(
             head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path, password: try password(of: book),
             input: source.url)
-        let extracted = try TextExtractor.extract(path: staged.path, password: try password(of: book), pageCount: facts.pages)
+        let extracted = try extractText(path: staged.path, password: try password(of: book), pageCount: facts.pages)
         // Placing the file and recording it is one step an interrupt can't split.
         let counts = try Interruption.critical { () throws -> AnchorCounts? in
             let placedNew = try store.place(staged.path, sha256: staged.sha256)
@@ -145,7 +142,7 @@ extension Library {
             throw MarginError.notCached(title: book.title, reason: "version \(version.sha256.prefix(12)) is no longer in the cache")
         }
         let path = store.path(for: version.sha256)
-        let extracted = try TextExtractor.extract(path: path, password: try password(of: book), pageCount: version.pages)
+        let extracted = try extractText(path: path, password: try password(of: book), pageCount: version.pages)
         let change = try prepareSwitch(book, to: path, extracted: extracted)
         try Interruption.critical {
             try repository.write { store in try applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store) }

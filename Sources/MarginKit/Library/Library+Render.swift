@@ -48,7 +48,7 @@ extension Library {
         guard request.page >= 1, request.page <= book.pages else {
             throw PopplerError.pageOutOfRange(page: request.page, count: book.pages)
         }
-        let path = try await ensureCached(book)
+        let path = try cachedFile(book)
         let overlays = request.annotations ? try overlays(for: book, page: request.page) : []
         let result: RenderResult
         do {
@@ -88,7 +88,7 @@ extension Library {
         case .pdf: check = .pdf(pages: 1)
         }
         let written = try writeAtomically(to: output, force: force, check: check) { temporary in
-            try PopplerWatchdog.limit("render page \(request.page)") {
+            try PopplerWatchdog.limit("render page \(request.page)", configuration: configuration) {
                 try page.render(to: temporary, format: request.format, dpi: dpi, overlays: overlays)
             }
         }

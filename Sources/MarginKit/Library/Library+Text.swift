@@ -52,7 +52,7 @@ extension Library {
 
     private func reindexOne(_ book: Book) async throws -> Book {
         let path = try await ensureCached(book)
-        let extracted = try TextExtractor.extract(path: path, password: try password(of: book), pageCount: book.pages)
+        let extracted = try extractText(path: path, password: try password(of: book), pageCount: book.pages)
         return try repository.write { store -> Book in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
             try storeText(extracted, for: &current, store, now: Date())
@@ -67,34 +67,23 @@ extension Library {
         }
     }
 
-    /// Indexes the books that aren't yet and whose PDF is in the cache (an old library's, on its
-    /// first search). Nothing is downloaded and a read-only library is left as it is; returns the
-    /// books left unindexed, which a search then can't see.
-    public func ensureIndexed(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [Book] {
-        let pending = try unindexedBooks()
-        guard !pending.isEmpty else { return [] }
-        let ready = isReadOnly ? [] : pending.filter { store.contains($0.sha256) }
-        var failed = [Book]()
-        if !ready.isEmpty {
-            for book in ready where (try? await reindex([book])) == nil { failed.append(book) }
-            progress?(ready.count, ready.count)
-        }
-        return pending.filter { book in !ready.contains { $0.id == book.id } } + failed
-    }
-
     /// The text of the given 1-based pages (all when `pages` is nil), from the index.
     public func text(of book: Book, pages: [Int]?) async throws -> [PageTextOutput] {
         if let bad = pages?.first(where: { $0 < 1 || $0 > book.pages }) {
             throw PopplerError.pageOutOfRange(page: bad, count: book.pages)
         }
-        var current = book
-        if book.indexedAt == nil, let updated = try await reindex([book]).first { current = updated }
-        let id = current.id ?? -1
-        let stored = try repository.read { store in
-            try store.fetch(Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
+        let stored: [PageText]
+        if book.indexedAt == nil {
+            // Not indexed (an old library's book): read from the cached PDF, storing nothing.
+            stored = try extractText(path: try cachedFile(book), password: try password(of: book), pageCount: book.pages).pages
+        } else {
+            let id = book.id ?? -1
+            stored = try repository.read { store in
+                try store.fetch(Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
+            }
         }
         let byNumber = Dictionary(stored.map { ($0.number, $0.text) }, uniquingKeysWith: { first, _ in first })
-        return (pages ?? Array(1...max(1, current.pages))).map { PageTextOutput(page: $0, text: byNumber[$0] ?? "") }
+        return (pages ?? Array(1...max(1, book.pages))).map { PageTextOutput(page: $0, text: byNumber[$0] ?? "") }
     }
 }
 

@@ -7,15 +7,24 @@ public final class Library: Sendable {
     public let paths: LibraryPaths
     public let database: any LibraryStore
     public let store: ContentStore
+    /// Settings from outside the command line, read once by the executable.
+    public let configuration: Configuration
+    /// The only way the use cases reach the network.
+    let downloader: any Downloader
     /// Opened documents, kept for the life of the process (the memory tier of the cache).
     let documents = DocumentCache()
     var repository: any Repository { database.repository }
 
     /// Opens the library at `paths`, creating its folders (user-only); `openStore` opens (and
     /// upgrades) the database at the path it is given — the backend is the caller's choice.
-    public init(paths: LibraryPaths, openStore: (_ path: String) throws -> any LibraryStore) throws {
+    public init(
+        paths: LibraryPaths, configuration: Configuration, downloader: any Downloader,
+        openStore: (_ path: String) throws -> any LibraryStore
+    ) throws {
         try makeFolder((paths.database as NSString).deletingLastPathComponent)
         self.paths = paths
+        self.configuration = configuration
+        self.downloader = downloader
         self.store = ContentStore(root: paths.cache)
         try store.prepare()
         self.database = try openStore(paths.database)
@@ -31,8 +40,13 @@ public final class Library: Sendable {
     }
 
     /// A library over a store already open (in memory, for tests) and the given cache folder.
-    public init(store database: any LibraryStore, cache: String) throws {
-        self.paths = LibraryPaths(database: database.path ?? ":memory:", cache: cache)
+    public init(
+        store database: any LibraryStore, cache: String, keyFile: String, configuration: Configuration = Configuration(),
+        downloader: any Downloader
+    ) throws {
+        self.paths = LibraryPaths(database: database.path ?? ":memory:", cache: cache, keyFile: keyFile)
+        self.configuration = configuration
+        self.downloader = downloader
         self.store = ContentStore(root: cache)
         try store.prepare()
         self.database = database
@@ -53,8 +67,11 @@ public final class Library: Sendable {
                 if matches.count == 1 { return matches[0] }
                 if matches.count > 1 { throw MarginError.ambiguousBook(selector, candidates: matches.map(describe)) }
             }
-            let matches = try store.fetch(
-                Query<Book>().filter(Book.Fields.title.contains(trimmed)).sorted(by: Book.Fields.id.ascending))
+            // Titles are compared folded (case, accents, width), as search compares text.
+            let wanted = folded(trimmed)
+            let matches = try store.fetch(Query<Book>().sorted(by: Book.Fields.id.ascending)).filter {
+                folded($0.title).contains(wanted)
+            }
             if matches.count == 1 { return matches[0] }
             if matches.count > 1 {
                 // An exact title wins over titles that merely contain it.

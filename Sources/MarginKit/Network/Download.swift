@@ -5,39 +5,6 @@ import MarginCore
 import NIOCore
 import NIOHTTP1
 
-/// Validators a server gave for a URL's content.
-public struct Validators: Codable, Sendable, Equatable {
-    public var etag: String?
-    public var lastModified: String?
-
-    public init(etag: String? = nil, lastModified: String? = nil) {
-        self.etag = etag
-        self.lastModified = lastModified
-    }
-
-    var isEmpty: Bool { etag == nil && lastModified == nil }
-}
-
-/// Someone who wants to know how downloads are going (the CLI's progress bars).
-public protocol DownloadProgress: Sendable {
-    func started(_ url: String, total: Int64?, resumedAt: Int64)
-    func received(_ url: String, bytes: Int64)
-    func finished(_ url: String)
-    /// An attempt failed in a way worth another; the next starts after `delay` seconds.
-    func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String)
-}
-
-extension DownloadProgress {
-    public func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String) {}
-}
-
-/// What a download came to.
-enum DownloadResult: Sendable {
-    /// The server said 304: what we have is current.
-    case notModified(Validators)
-    case staged(StagedFile)
-}
-
 /// What a `.part` file is the beginning of, kept beside it as JSON so that the next run can
 /// ask for the rest with `Range` + `If-Range`.
 private struct PartInfo: Codable {
@@ -58,11 +25,58 @@ private func isSilence(_ error: any Error) -> Bool {
     (error as? HTTPClientError) == .readTimeout
 }
 
-extension Fetcher {
-    /// Seconds over which a download must bring at least 1 KiB (MARGIN_STALL_SECONDS to change).
-    static var stallWindow: Double {
-        ProcessInfo.processInfo.environment["MARGIN_STALL_SECONDS"].flatMap(Double.init).map { max(0.1, $0) } ?? 60
+/// The `Downloader` over HTTP(S), with AsyncHTTPClient: one client for the whole process,
+/// made on first use with the configuration's timeouts.
+public struct HTTPDownloader: Downloader {
+    let configuration: Configuration
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
     }
+
+    static let userAgent = "margin/\(MarginVersion.current)"
+
+    public func download(_ request: DownloadRequest) async throws -> DownloadResult {
+        let transfer = Transfer(
+            store: ContentStore(root: request.cache), maxSize: request.maxSize,
+            client: SharedHTTPClient.client(idleTimeout: configuration.idleTimeout), configuration: configuration,
+            progress: request.progress, timeout: request.timeout)
+        return try await transfer.download(url: request.url, revalidate: request.revalidate)
+    }
+}
+
+/// The process's one HTTP client. It lives until the process exits (a client must be shut down
+/// before it is released, and this one never is).
+private enum SharedHTTPClient {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var shared: HTTPClient?
+
+    static func client(idleTimeout: Int64) -> HTTPClient {
+        lock.lock()
+        defer { lock.unlock() }
+        if let shared { return shared }
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: 10, allowCycles: false),
+            timeout: .init(connect: .seconds(15), read: .seconds(idleTimeout)))
+        configuration.decompression = .disabled
+        // A refused connection fails at once; Margin's own retries (with notes) take over.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        shared = client
+        return client
+    }
+}
+
+/// One download in progress: its attempts, its part file and its limits.
+struct Transfer: Sendable {
+    let store: ContentStore
+    let maxSize: Int64
+    let client: HTTPClient
+    let configuration: Configuration
+    var progress: (any DownloadProgress)?
+    var timeout: Double?
+    /// Attempts after the first on connection errors, cuts and 5xx (never on 4xx).
+    var retries: Int { configuration.retries }
 
     /// Where the partial download of `url` lives in the cache's `tmp/`.
     func partPath(for url: String) -> String {
@@ -85,8 +99,7 @@ extension Fetcher {
             do {
                 return try await attemptDownload(url: url, revalidate: revalidate, deadline: deadline)
             } catch let failure as Retryable {
-                let base = Double(ProcessInfo.processInfo.environment["MARGIN_RETRY_DELAY_MS"].flatMap(Double.init) ?? 500) / 1000
-                let delay = base * pow(2, Double(attempt))
+                let delay = configuration.retryDelay * pow(2, Double(attempt))
                 if failure.silent { silences += 1 }
                 guard attempt < retries, silences < 2, deadline.map({ Date().addingTimeInterval(delay) < $0 }) ?? true else {
                     throw failure.error
@@ -111,7 +124,7 @@ extension Fetcher {
         let existing = isRegularFile(part) ? (fileSize(part) ?? 0) : 0
         let info = existing > 0 ? readPartInfo(infoPath, url: url) : nil
         var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "User-Agent", value: Self.userAgent)
+        request.headers.add(name: "User-Agent", value: HTTPDownloader.userAgent)
         request.headers.add(name: "Accept", value: "application/pdf, */*;q=0.8")
         let resumeFrom: Int64? = {
             guard let info, let validator = info.validators.etag ?? info.validators.lastModified else { return nil }
@@ -182,7 +195,7 @@ extension Fetcher {
         defer { progress?.finished(url) }
         // A server that keeps the connection alive but hardly sends (a byte a second) is given
         // up when less than 1 KiB arrives in a whole window.
-        let window = Self.stallWindow
+        let window = configuration.stallWindow
         var windowStart = Date()
         var windowBytes: Int64 = 0
         do {
@@ -249,14 +262,6 @@ extension Fetcher {
     private func writePartInfo(_ info: PartInfo, to path: String) {
         guard let data = try? JSONEncoder().encode(info) else { return }
         _ = FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
-    }
-
-    /// Downloads `url` and insists on content (no revalidation).
-    func stageDownload(url: String) async throws -> StagedFile {
-        switch try await download(url: url) {
-        case .staged(let staged): return staged
-        case .notModified: throw MarginError.io("\(url): the server answered 304 to a plain request")
-        }
     }
 }
 

@@ -4,45 +4,30 @@ import MarginCore
 import NIOCore
 import NIOHTTP1
 
-/// A file staged in the cache's `tmp/`, hashed and checked, waiting to be placed.
-struct StagedFile: Sendable {
-    var path: String
-    var sha256: String
-    var bytes: Int64
-    var head: [UInt8]
-    var tail: [UInt8]
-    var etag: String?
-    var lastModified: String?
-}
-
-/// Copies local files and downloads URLs into the cache's `tmp/`, streaming and hashing.
-/// On any failure the temporary file is removed.
+/// Copies local files, and downloads URLs through the `Downloader` port, into the cache's `tmp/`,
+/// streaming and hashing. On any failure the temporary file is removed.
 struct Fetcher: Sendable {
     let store: ContentStore
     let maxSize: Int64
-    let client: HTTPClient
-    /// Attempts after the first on connection errors, cuts and 5xx (never on 4xx).
-    var retries = ProcessInfo.processInfo.environment["MARGIN_RETRIES"].flatMap { Int($0) }.map { max(0, $0) } ?? 3
+    let downloader: any Downloader
     /// Told about each download's progress (a progress bar), if anyone listens.
     var progress: (any DownloadProgress)?
     /// The longest one download may take, all attempts together; nil for no limit.
     var timeout: Double?
 
-    static let userAgent = "margin/\(MarginVersion.current)"
-
-    /// Seconds without a byte from the server before an attempt is given up (and retried).
-    static var idleTimeout: Int64 {
-        ProcessInfo.processInfo.environment["MARGIN_IDLE_TIMEOUT"].flatMap { Int64($0) }.map { max(1, $0) } ?? 30
+    /// Downloads `url` into the cache's `tmp/` (see `HTTPDownloader`).
+    func download(url: String, revalidate: Validators? = nil) async throws -> DownloadResult {
+        try await downloader.download(
+            DownloadRequest(
+                url: url, cache: store.root, revalidate: revalidate, maxSize: maxSize, timeout: timeout, progress: progress))
     }
 
-    static func makeClient() -> HTTPClient {
-        var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: 10, allowCycles: false),
-            timeout: .init(connect: .seconds(15), read: .seconds(idleTimeout)))
-        configuration.decompression = .disabled
-        // A refused connection fails at once; Margin's own retries (with notes) take over.
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    /// Downloads `url` and insists on content (no revalidation).
+    func stageDownload(url: String) async throws -> StagedFile {
+        switch try await download(url: url) {
+        case .staged(let staged): return staged
+        case .notModified: throw MarginError.io("\(url): the server answered 304 to a plain request")
+        }
     }
 
     /// Copies the local file at `path` in 1 MiB chunks.

@@ -6,27 +6,15 @@ import MarginCore
 /// it must cost the user an error, not a hung command or the machine's memory.
 ///
 /// The child is this same executable, started with `helperCommand` as its first argument; the
-/// CLI sets `helper` at start-up (tests of the library alone extract in process).
+/// CLI names itself in `Configuration.extractionHelper` (tests of the library alone extract in
+/// process).
 public enum PopplerIsolation {
-    /// The executable that answers `helperCommand`; nil to work in process.
-    nonisolated(unsafe) public static var helper: String?
     public static let helperCommand = "__extract-text"
-
-    /// Seconds the child may take: a base plus a little per page (MARGIN_POPPLER_TIMEOUT sets it).
-    static func timeLimit(pages: Int) -> Double {
-        if let fixed = ProcessInfo.processInfo.environment["MARGIN_POPPLER_TIMEOUT"].flatMap(Double.init) { return max(0.1, fixed) }
-        return 20 + Double(pages) / 2
-    }
-
-    /// Bytes of address space the child may use (MARGIN_POPPLER_MEMORY_MB sets it).
-    static var memoryLimit: UInt64 {
-        let megabytes = ProcessInfo.processInfo.environment["MARGIN_POPPLER_MEMORY_MB"].flatMap(UInt64.init) ?? 4096
-        return max(256, megabytes) << 20
-    }
 
     /// Runs in the child: extracts the text and writes each page as a 4-byte length and its
     /// UTF-8 bytes on stdout. The password, if any, is the first line of stdin.
-    public static func runHelper(_ arguments: [String]) -> Int32 {
+    public static func runHelper(_ arguments: [String], configuration: Configuration) -> Int32 {
+        let memoryLimit = configuration.popplerMemoryLimit
         var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
         setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
         // The work is for the parent alone: when it is gone (Ctrl-C, a kill), stop.
@@ -43,7 +31,8 @@ public enum PopplerIsolation {
         let line = String(decoding: input, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init)
         let password = line.flatMap { $0.isEmpty ? nil : $0 }
         do {
-            let extracted = try TextExtractor.extractInProcess(path: arguments[0], password: password, pageCount: pages)
+            let extracted = try TextExtractor.extractInProcess(
+                path: arguments[0], password: password, pageCount: pages, workers: configuration.extractWorkers)
             var output = Data()
             for page in extracted.pages {
                 let bytes = Data(page.text.utf8)
@@ -64,10 +53,13 @@ public enum PopplerIsolation {
     }
 
     /// Runs the helper on `path` and reads the pages back.
-    static func extract(helper: String, path: String, password: String?, pageCount: Int) throws -> ExtractedText {
+    static func extract(
+        helper: String, path: String, password: String?, pageCount: Int, configuration: Configuration
+    ) throws -> ExtractedText {
+        let memoryLimit = configuration.popplerMemoryLimit
         let child = try Child(helper, [helperCommand, path, String(pageCount)])
         child.send(Data(((password ?? "") + "\n").utf8))
-        let limit = timeLimit(pages: pageCount)
+        let limit = configuration.popplerTimeLimit(pages: pageCount)
         let timedOut = WriteFlag()
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + limit)
@@ -213,8 +205,8 @@ private final class ErrorText: @unchecked Sendable {
 /// writing an annotated PDF): past it, the command ends with one error line instead of running
 /// for ever. Files being written are temporaries, removed by the next run.
 enum PopplerWatchdog {
-    static func limit(_ what: String, pages: Int = 1, _ work: () throws -> Void) rethrows {
-        let seconds = PopplerIsolation.timeLimit(pages: pages)
+    static func limit(_ what: String, pages: Int = 1, configuration: Configuration, _ work: () throws -> Void) rethrows {
+        let seconds = configuration.popplerTimeLimit(pages: pages)
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + seconds)
         timer.setEventHandler {

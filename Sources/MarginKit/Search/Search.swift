@@ -145,6 +145,7 @@ extension Library {
     private func regexHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {
         let expression = try compileRegex(query, options: options)
         var hits = [SearchHit]()
+        let regexTimeLimit = configuration.regexTimeout
         let deadline = Date().addingTimeInterval(regexTimeLimit)
         var late: (book: Int64, page: Int)?
         try store.textIndex.scanPages(bookId: options.bookId) { page in
@@ -260,11 +261,6 @@ private func regexSnippet(_ text: NSString, match: NSRange) -> String {
     return (start > 0 ? "…" : "") + before + (isSpace(match.location - 1) && !before.isEmpty ? " " : "")
         + SearchHit.markOpen + flat(match.location, match.location + match.length) + SearchHit.markClose
         + (isSpace(match.location + match.length) && !after.isEmpty ? " " : "") + after + (end < text.length ? "…" : "")
-}
-
-/// Seconds a regular-expression search may take in all (MARGIN_REGEX_TIMEOUT to change).
-var regexTimeLimit: Double {
-    ProcessInfo.processInfo.environment["MARGIN_REGEX_TIMEOUT"].flatMap(Double.init).map { max(0.1, $0) } ?? 20
 }
 
 /// Every match of `expression` in `text`, or nil when the deadline passes first: ICU reports

@@ -13,6 +13,13 @@ struct ExtractedText: Sendable {
     }
 }
 
+extension Library {
+    /// The text of every page of the PDF at `path`, within this library's configured limits.
+    func extractText(path: String, password: String?, pageCount: Int) throws -> ExtractedText {
+        try TextExtractor.extract(path: path, password: password, pageCount: pageCount, configuration: configuration)
+    }
+}
+
 enum TextExtractor {
     /// Pages a worker takes at a time: small enough to balance uneven pages between workers.
     static let chunk = 8
@@ -23,16 +30,17 @@ enum TextExtractor {
 
     /// The text of every page, read in a child process with a time and memory limit when the
     /// executable offers one (`PopplerIsolation`), else here.
-    static func extract(path: String, password: String?, pageCount: Int) throws -> ExtractedText {
-        if let helper = PopplerIsolation.helper {
-            return try PopplerIsolation.extract(helper: helper, path: path, password: password, pageCount: pageCount)
+    static func extract(path: String, password: String?, pageCount: Int, configuration: Configuration) throws -> ExtractedText {
+        if let helper = configuration.extractionHelper {
+            return try PopplerIsolation.extract(
+                helper: helper, path: path, password: password, pageCount: pageCount, configuration: configuration)
         }
-        return try extractInProcess(path: path, password: password, pageCount: pageCount)
+        return try extractInProcess(path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers)
     }
 
     static func extractInProcess(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws -> ExtractedText {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
-        let preferred = workers ?? ProcessInfo.processInfo.environment["MARGIN_EXTRACT_WORKERS"].flatMap { Int($0) }
+        let preferred = workers
         // Each worker opens the document, and poppler holds a document's whole page tree (about
         // 1.7 KB a page): a very long book is read by one worker, so memory stays that of one.
         let cores = pageCount > Self.longBook ? 1 : ProcessInfo.processInfo.activeProcessorCount

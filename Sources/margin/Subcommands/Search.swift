@@ -62,10 +62,8 @@ extension Margin {
             options.annotations = annotations
             options.limit = limit
             if let book { options.bookId = try library.resolve(book).id }
-            var unindexed = [Book]()
-            if !annotations {
-                unindexed = try await library.ensureIndexed(progress: ProgressBar(label: "indexing", global: global).callback)
-            }
+            // A search only reads: books not indexed yet are named, with what indexes them.
+            let unindexed = annotations ? [] : try library.unindexedBooks()
             let results = try library.search(query, options: options)
             if global.json {
                 try Console.json(results.hits)
@@ -81,8 +79,8 @@ extension Margin {
                 let names = unindexed.prefix(3).map { "'\($0.title)'" }.joined(separator: ", ") + (unindexed.count > 3 ? ", …" : "")
                 let ids = unindexed.compactMap(\.id).map(String.init).joined(separator: " ")
                 global.note(
-                    "note: \(count(unindexed.count, "book")) not searched (\(names)): not indexed yet, and search neither downloads "
-                        + "nor writes to a read-only library; 'margin reindex \(ids)' indexes (fetching the PDF if needed)")
+                    "note: \(count(unindexed.count, "book")) not searched (\(names)): not indexed yet (search only reads); "
+                        + "'margin reindex \(ids)' indexes \(unindexed.count == 1 ? "it" : "them") (fetching the PDF if needed)")
             }
             if results.more {
                 let how = results.moreCount.map { count in

@@ -1,0 +1,108 @@
+import Foundation
+import MarginCore
+import MarginKit
+import Poppler
+import Testing
+import TestSupport
+
+/// The use cases in process, over an in-memory store and real PDFs through poppler, with the
+/// network closed. The binary's tests keep the command-line contract; these cover the library.
+@Suite struct UseCaseTests {
+    @Test func addSavesABookOnceAndReadsItsFacts() async throws {
+        let test = try TestLibrary()
+        var options = AddOptions()
+        options.folder = "papers/"
+        options.tags = ["classic", " notes ", "classic"]
+        let first = try await test.add("sample.pdf", options: options)
+        let book = try #require(first.first)
+        #expect(book.book.title == "A Sample Paper" && book.book.pages == 3)
+        #expect(book.book.folder == "papers" && book.tags == ["classic", "notes"], "folder and tags normalized")
+        #expect(book.cached)
+        // The same content again is the same book.
+        let again = await test.library.add([Fixtures.pdf("sample.pdf")], options: AddOptions(), jobs: 1)
+        #expect(again.first?.duplicate == true)
+        #expect(try test.library.allBooks().count == 1)
+    }
+
+    @Test func booksAreResolvedByIdHashPrefixAndFoldedTitle() async throws {
+        let test = try TestLibrary()
+        let books = try await test.add("sample.pdf", "second.pdf")
+        let library = test.library
+        let sample = try #require(books.first?.book)
+        #expect(try library.resolve("\(sample.id ?? 0)").sha256 == sample.sha256)
+        #expect(try library.resolve(String(sample.sha256.prefix(6))).id == sample.id)
+        #expect(try library.resolve("SAMPLE pâper").id == sample.id, "titles match folded: case and accents")
+        #expect(throws: MarginError.self) { try library.resolve("no such title") }
+        #expect(throws: MarginError.self) { try library.resolve("e") }  // both titles hold an "e"
+    }
+
+    @Test func searchFindsPagesAndSaysWhatItCouldNot() async throws {
+        let test = try TestLibrary()
+        try await test.add("sample.pdf", "second.pdf")
+        let results = try test.library.search("herons", options: SearchOptions())
+        #expect(results.hits.map { "\($0.title):\($0.page ?? 0)" } == ["Field Notes:1"])
+        var limited = SearchOptions()
+        limited.limit = 1
+        let fox = try test.library.search("fox", options: limited)
+        #expect(fox.hits.count == 1 && fox.more, "the limit cuts, and says so")
+        #expect(throws: MarginError.self) { try test.library.search("\"", options: SearchOptions()) }
+    }
+
+    @Test func annotationsAreSavedEditedFoundAndRemoved() async throws {
+        let test = try TestLibrary()
+        let library = test.library
+        let book = try #require(try await test.add("sample.pdf").first?.book)
+        var request = HighlightRequest(text: "inverted index")
+        request.note = "Kéy idea"
+        let highlights = try await library.addHighlights(book, request)
+        let highlight = try #require(highlights.first)
+        #expect(highlight.page == 2 && !highlight.rects.isEmpty)
+        let memo = try library.addMemo(book, page: 1, text: "Read again")
+        _ = try library.addBookmark(book, page: 3, label: "end")
+        var annotations = SearchOptions()
+        annotations.annotations = true
+        #expect(try library.search("key IDEA", options: annotations).hits.map(\.kind) == ["highlight"], "found by its note")
+        _ = try library.editMemo(id: memo.id ?? 0, text: "Read twice")
+        #expect(try library.search("again", options: annotations).hits.isEmpty, "an edited memo is found by its new text only")
+        #expect(try library.search("twice", options: annotations).hits.count == 1)
+        #expect(try library.annotations(of: book).count == 3)
+        _ = try library.removeHighlight(id: highlight.id ?? 0)
+        #expect(try library.search("key", options: annotations).hits.isEmpty)
+        #expect(throws: MarginError.self) { try library.removeHighlight(id: highlight.id ?? 0) }
+    }
+
+    @Test func aBackupRestoresIntoAnotherLibrary() async throws {
+        let source = try TestLibrary()
+        let book = try #require(try await source.add("sample.pdf").first?.book)
+        _ = try await source.library.addHighlights(book, HighlightRequest(text: "inverted index"))
+        _ = try source.library.addMemo(book, page: nil, text: "On the whole book")
+        let backup = try source.library.backup([book])
+        let target = try TestLibrary()
+        try await target.add("sample.pdf")
+        let dry = try target.library.importBackup(backup, dryRun: true)
+        #expect(try target.library.highlights(of: nil).isEmpty, "a dry run changes nothing")
+        let report = try target.library.importBackup(backup, dryRun: false)
+        #expect(report.highlights.added == dry.highlights.added && report.highlights.added == 1)
+        #expect(try target.library.memos(of: nil).map(\.text) == ["On the whole book"])
+        let again = try target.library.importBackup(backup, dryRun: false)
+        #expect(again.highlights.unchanged == 1 && again.memos.unchanged == 1, "importing twice adds nothing")
+    }
+
+    /// Reading never fetches: with the cached file gone, reads say so, and the fail-closed
+    /// downloader proves nothing reached for the network.
+    @Test func readsNeverFetch() async throws {
+        let test = try TestLibrary()
+        let book = try #require(try await test.add("sample.pdf").first?.book)
+        try FileManager.default.removeItem(atPath: try test.library.cachedFile(book))
+        let output = test.folder.path + "/page.png"
+        await #expect(throws: MarginError.self) {
+            try await test.library.render(book, RenderRequest(page: 1), to: output, force: false)
+        }
+        await #expect(throws: MarginError.self) {
+            try await test.library.exportPDF(book, to: test.folder.path + "/a.pdf", force: false)
+        }
+        // Indexed text needs no file.
+        #expect(try await test.library.text(of: book, pages: [1]).first?.text.isEmpty == false)
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+}

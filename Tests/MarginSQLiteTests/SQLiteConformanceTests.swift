@@ -1,0 +1,20 @@
+import Foundation
+import MarginCore
+import MarginSQLite
+import StoreConformance
+import Testing
+import TestSupport
+
+/// The SQLite store passes every store conformance check, in memory and in a file.
+@Suite struct SQLiteConformanceTests {
+    @Test(arguments: StoreConformance.names)
+    func inMemory(_ check: String) throws {
+        try StoreConformance.run(check, on: try LibraryDatabase())
+    }
+
+    @Test(arguments: StoreConformance.names)
+    func inAFile(_ check: String) throws {
+        let folder = TemporaryFolder()
+        try StoreConformance.run(check, on: try LibraryDatabase(path: folder.path + "/library.sqlite"))
+    }
+}

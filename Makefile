@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: help deps build release demo test man check-man completions fixtures format install clean
+.PHONY: help deps build release demo test man check-man lint completions fixtures format install clean
 
 help:
 	@echo "make demo        install what's missing, build, and run Margin on ./demo-library"
@@ -13,6 +13,7 @@ help:
 	@echo "make completions write bash, zsh and fish completions to completions/"
 	@echo "make fixtures    regenerate fixtures/pdf/ with fixtures/make-fixtures.py"
 	@echo "make format      format the sources with swift format"
+	@echo "make lint        check the sources are formatted (swift format lint, .swift-format)"
 
 deps:
 	@scripts/install-deps.sh
@@ -28,6 +29,7 @@ demo: release
 
 test:
 	@scripts/install-deps.sh --test
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	@scripts/check-man.sh
@@ -57,6 +59,9 @@ fixtures:
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
+
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
 clean:
 	rm -rf .build demo-library completions

@@ -99,7 +99,8 @@ let package = Package(
             name: "MarginSQLiteTests", dependencies: ["MarginSQLite", "MarginCore", "StoreConformance", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "MarginKitTests", dependencies: ["MarginKit", "MarginCore", "MarginSQLite", "Poppler", "TestSupport"],
+            name: "MarginKitTests",
+            dependencies: ["MarginKit", "MarginCore", "MarginSQLite", "Poppler", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "MarginCLITests", dependencies: ["margin", "MarginKit", "MarginCore", "MarginSQLite", "TestSupport"],

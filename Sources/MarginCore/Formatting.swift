@@ -22,8 +22,10 @@ public func redactedURL(_ url: String) -> String {
     }
     if let items = parts.queryItems {
         let secret = [
-            "token", "access_token", "auth", "authorization", "key", "apikey", "api_key", "password", "pass", "passwd", "secret",
-            "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "credential", "session", "sessionid",
+            "token", "access_token", "auth", "authorization", "key", "apikey", "api_key", "password", "pass", "passwd",
+            "secret",
+            "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "credential", "session",
+            "sessionid",
         ]
         parts.queryItems = items.map { item in
             guard item.value != nil, secret.contains(item.name.lowercased()) else { return item }

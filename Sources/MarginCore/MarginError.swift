@@ -48,7 +48,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     public var errorDescription: String? {
         switch redacted {
         case .bookNotFound(let selector):
-            return "no book matches '\(selector)'\nhint: 'margin list' shows the library; select a book by id, SHA-256 prefix (4+ hex digits) or part of its title"
+            return
+                "no book matches '\(selector)'\nhint: 'margin list' shows the library; select a book by id, SHA-256 prefix (4+ hex digits) or part of its title"
         case .ambiguousBook(let selector, let candidates):
             return "'\(selector)' matches \(candidates.count) books; be more specific or use the id:\n"
                 + candidates.map { "  \($0)" }.joined(separator: "\n")
@@ -72,9 +73,11 @@ public enum MarginError: Error, LocalizedError, Sendable {
         case .incompleteDownload(let url, let expected, let received):
             return "the download of \(url) was cut short: received \(received) of \(expected) bytes"
         case .timedOut(let url, let seconds):
-            return "the download of \(url) took longer than --timeout \(Int(seconds)) s; nothing was added (run it again to resume)"
+            return
+                "the download of \(url) took longer than --timeout \(Int(seconds)) s; nothing was added (run it again to resume)"
         case .stalled(let url, let bytes, let seconds):
-            return "the download of \(url) stalled: the server sent \(bytes) bytes in \(Int(seconds)) s; nothing was added "
+            return
+                "the download of \(url) stalled: the server sent \(bytes) bytes in \(Int(seconds)) s; nothing was added "
                 + "(what arrived is kept: run it again to resume)"
         case .untrustedTLS(let url, let reason):
             return "cannot reach \(url) securely: \(reason); nothing was downloaded"
@@ -87,7 +90,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
         case .truncatedPDF(let input):
             return "the PDF \(input) is truncated: it ends without %%EOF; download or copy it again"
         case .encrypted(let input):
-            return "\(input) is an encrypted PDF: give its password with --password - (asked for, not shown) or --password-fd N"
+            return
+                "\(input) is an encrypted PDF: give its password with --password - (asked for, not shown) or --password-fd N"
         case .wrongPassword(let input):
             return "the password given does not open the encrypted PDF \(input)"
         case .popplerLimit(let reason):
@@ -112,12 +116,14 @@ extension MarginError {
     var redacted: MarginError {
         switch self {
         case .unreachable(let url, let reason): return .unreachable(url: redactedURL(url), reason: reason)
-        case .httpStatus(let url, let code, let reason): return .httpStatus(url: redactedURL(url), code: code, reason: reason)
+        case .httpStatus(let url, let code, let reason):
+            return .httpStatus(url: redactedURL(url), code: code, reason: reason)
         case .tooLarge(let url, let limit, let size): return .tooLarge(url: redactedURL(url), limit: limit, size: size)
         case .incompleteDownload(let url, let expected, let received):
             return .incompleteDownload(url: redactedURL(url), expected: expected, received: received)
         case .timedOut(let url, let seconds): return .timedOut(url: redactedURL(url), seconds: seconds)
-        case .stalled(let url, let bytes, let seconds): return .stalled(url: redactedURL(url), bytes: bytes, seconds: seconds)
+        case .stalled(let url, let bytes, let seconds):
+            return .stalled(url: redactedURL(url), bytes: bytes, seconds: seconds)
         case .untrustedTLS(let url, let reason): return .untrustedTLS(url: redactedURL(url), reason: reason)
         case .emptyFile(let input): return .emptyFile(redactedURL(input))
         case .htmlNotPDF(let input): return .htmlNotPDF(redactedURL(input))

@@ -18,7 +18,8 @@ public enum StoreError: Error, LocalizedError, Sendable {
     public var errorDescription: String? {
         switch self {
         case .newerSchema(let path):
-            return "the library at \(path) was written by a newer version of margin; upgrade margin to use it (the file was not touched)"
+            return
+                "the library at \(path) was written by a newer version of margin; upgrade margin to use it (the file was not touched)"
         case .cannotOpen(let path, let reason):
             return "cannot open the library at \(path): \(reason)"
         case .truncated(let path, let bytes, let expected):
@@ -26,11 +27,14 @@ public enum StoreError: Error, LocalizedError, Sendable {
                 + "(\((path as NSString).lastPathComponent).bak-N beside it, or 'margin import' a JSON export into a new library) "
                 + "or move it aside to start anew"
         case .readOnly(let path):
-            return "the library at \(path) is read-only; reading works, but this command writes (check the folder's permissions)"
+            return
+                "the library at \(path) is read-only; reading works, but this command writes (check the folder's permissions)"
         case .diskFull(let path):
-            return "cannot write the library at \(path): the disk is full; free some space and run the command again (nothing was changed)"
+            return
+                "cannot write the library at \(path): the disk is full; free some space and run the command again (nothing was changed)"
         case .damaged(let path, let reason):
-            return "the library database \(path) is damaged (\(reason)); 'margin db check' tells more, or restore it from a copy"
+            return
+                "the library database \(path) is damaged (\(reason)); 'margin db check' tells more, or restore it from a copy"
         case .gone(let what):
             return "\(what) was removed meanwhile (by another margin process?); nothing was changed"
         case .busy(let path):

@@ -22,7 +22,9 @@ public final class LibraryDatabase: LibraryStore {
     public init(path: String) throws {
         let fileManager = FileManager.default
         let folder = (path as NSString).deletingLastPathComponent
-        if fileManager.fileExists(atPath: path), access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0 {
+        if fileManager.fileExists(atPath: path),
+            access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0
+        {
             // A read-only library (a read-only mount, or no write permission): reading works.
             let pool = try Self.openReadOnly(path: path)
             self.writer = pool
@@ -99,7 +101,8 @@ public final class LibraryDatabase: LibraryStore {
             // A library already at the latest version is not written to at all.
             if !existed || !complete { try migrator.migrate(pool) }
         } catch {
-            throw StoreError.from(error, path: path) as? StoreError ?? StoreError.cannotOpen(path: path, reason: "\(error)")
+            throw StoreError.from(error, path: path) as? StoreError
+                ?? StoreError.cannotOpen(path: path, reason: "\(error)")
         }
         self.writer = pool
         self.path = path
@@ -120,13 +123,20 @@ public final class LibraryDatabase: LibraryStore {
             if superseded { throw StoreError.newerSchema(path: path) }
             if !complete {
                 throw StoreError.cannotOpen(
-                    path: path, reason: "it needs upgrading to this margin's schema, and it is read-only; open it once where it can be written")
+                    path: path,
+                    reason:
+                        "it needs upgrading to this margin's schema, and it is read-only; open it once where it can be written"
+                )
             }
             return pool
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError.cannotOpen(path: path, reason: "it is read-only and SQLite cannot read it (\(StoreError.from(error, path: path).localizedDescription))")
+            throw StoreError.cannotOpen(
+                path: path,
+                reason:
+                    "it is read-only and SQLite cannot read it (\(StoreError.from(error, path: path).localizedDescription))"
+            )
         }
     }
 

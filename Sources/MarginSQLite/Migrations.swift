@@ -1,6 +1,5 @@
 import GRDB
 import MarginCore
-import MarginCore
 
 /// The library's schema, as an ordered list of migrations.
 ///
@@ -231,7 +230,8 @@ enum Schema {
             let text: String = row["text"]
             let note: String? = row["note"]
             try db.execute(
-                sql: "UPDATE highlight SET norm = ? WHERE id = ?", arguments: [folded(text + " " + (note ?? "")), row["id"]])
+                sql: "UPDATE highlight SET norm = ? WHERE id = ?",
+                arguments: [folded(text + " " + (note ?? "")), row["id"]])
         }
         let memos = try Row.fetchAll(db, sql: "SELECT id, text FROM memo")
         for row in memos {

@@ -20,7 +20,8 @@ extension SQLiteStore {
         func flush() throws -> Bool {
             defer { batch.removeAll(keepingCapacity: true) }
             let rows = try ModelRecord<PageText>.filter(batch.contains(Column("id"))).fetchAll(db)
-            let byId = Dictionary(rows.compactMap { row in row.model.id.map { ($0, row.model) } }, uniquingKeysWith: { a, _ in a })
+            let byId = Dictionary(
+                rows.compactMap { row in row.model.id.map { ($0, row.model) } }, uniquingKeysWith: { a, _ in a })
             for id in batch {
                 if let page = byId[id], try !visit(page) { return false }
             }

@@ -122,7 +122,8 @@ extension Page {
         var bounds = first
         var quads = [PopplerQuadrilateral]()
         for r in rects {
-            bounds = PDFRect(x0: min(bounds.x0, r.x0), y0: min(bounds.y0, r.y0), x1: max(bounds.x1, r.x1), y1: max(bounds.y1, r.y1))
+            bounds = PDFRect(
+                x0: min(bounds.x0, r.x0), y0: min(bounds.y0, r.y0), x1: max(bounds.x1, r.x1), y1: max(bounds.y1, r.y1))
             // QuadPoints order: top-left, top-right, bottom-left, bottom-right.
             quads.append(
                 PopplerQuadrilateral(

@@ -32,7 +32,8 @@ public final class Document {
     /// Some permission (print, copy, change…) is withheld: the PDF is encrypted with an owner
     /// password, even if it opens without one.
     public var isRestricted: Bool {
-        poppler_document_get_permissions(pointer).rawValue & POPPLER_PERMISSIONS_FULL.rawValue != POPPLER_PERMISSIONS_FULL.rawValue
+        poppler_document_get_permissions(pointer).rawValue & POPPLER_PERMISSIONS_FULL.rawValue
+            != POPPLER_PERMISSIONS_FULL.rawValue
     }
 
     deinit {

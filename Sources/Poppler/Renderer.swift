@@ -21,7 +21,10 @@ public struct Overlay: Sendable, Equatable {
     public var red: Double, green: Double, blue: Double
     public var style: Style
 
-    public init(x0: Double, y0: Double, x1: Double, y1: Double, red: Double, green: Double, blue: Double, style: Style = .highlight) {
+    public init(
+        x0: Double, y0: Double, x1: Double, y1: Double, red: Double, green: Double, blue: Double,
+        style: Style = .highlight
+    ) {
         self.x0 = x0
         self.y0 = y0
         self.x1 = x1
@@ -71,7 +74,9 @@ extension Page {
         }
     }
 
-    private func draw(on surface: OpaquePointer, scale: Double, background: Bool, printing: Bool, overlays: [Overlay]) throws {
+    private func draw(on surface: OpaquePointer, scale: Double, background: Bool, printing: Bool, overlays: [Overlay])
+        throws
+    {
         guard let cairo = cairo_create(surface) else { throw PopplerError.renderFailed("cairo_create failed") }
         defer { cairo_destroy(cairo) }
         if background {
@@ -125,7 +130,9 @@ public final class PNGImage {
         else { throw PopplerError.renderFailed("cannot read the PNG \(path)") }
         self.surface = surface
         let format = cairo_image_surface_get_format(surface)
-        guard format == CAIRO_FORMAT_ARGB32 || format == CAIRO_FORMAT_RGB24, let data = cairo_image_surface_get_data(surface) else {
+        guard format == CAIRO_FORMAT_ARGB32 || format == CAIRO_FORMAT_RGB24,
+            let data = cairo_image_surface_get_data(surface)
+        else {
             cairo_surface_destroy(surface)
             throw PopplerError.renderFailed("unsupported PNG pixel format in \(path)")
         }

@@ -122,7 +122,9 @@ extension Page {
     public func readingText() -> ReadingText {
         let raw = text
         let scalars = Array(raw.unicodeScalars)
-        guard let boxes = characterBoxes(), boxes.count == scalars.count else { return ReadingText(text: raw, boxes: nil) }
+        guard let boxes = characterBoxes(), boxes.count == scalars.count else {
+            return ReadingText(text: raw, boxes: nil)
+        }
         let wordGap = wordBreakGap(scalars, boxes)
         var text = String.UnicodeScalarView()
         var placed = [PDFRect]()
@@ -151,7 +153,9 @@ extension Page {
                 continue
             }
             if !scalar.properties.isWhitespace {
-                if let last, let wordGap, index > 0, !scalars[index - 1].properties.isWhitespace, apart(last, box, wordGap) {
+                if let last, let wordGap, index > 0, !scalars[index - 1].properties.isWhitespace,
+                    apart(last, box, wordGap)
+                {
                     text.append(" ")
                     placed.append(PDFRect(x0: last.x1, y0: last.y0, x1: last.x1, y1: last.y1))
                 }

@@ -63,7 +63,8 @@ func shortDate(_ date: Date?) -> String {
 func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
     guard text.unicodeScalars.contains(where: isControl) else { return text }
     var result = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars where !isControl(scalar) || scalar == "\n" || scalar == "\t" || keep.contains(scalar) {
+    for scalar in text.unicodeScalars
+    where !isControl(scalar) || scalar == "\n" || scalar == "\t" || keep.contains(scalar) {
         result.append(scalar)
     }
     return String(result)

@@ -21,7 +21,8 @@ struct GlobalOptions: ParsableArguments {
     /// which SQLite's WAL recovers from.
     func openLibrary() throws -> Library {
         let library = try Library(
-            paths: LibraryPaths.resolve(library: library, environment: ProcessInfo.processInfo.environment), configuration: Settings.configuration,
+            paths: LibraryPaths.resolve(library: library, environment: ProcessInfo.processInfo.environment),
+            configuration: Settings.configuration,
             downloader: HTTPDownloader(configuration: Settings.configuration)
         ) { path in try LibraryDatabase(path: path) }
         OpenLibraries.shared.keep(library)

@@ -19,8 +19,10 @@ struct Margin: AsyncParsableCommand {
             """,
         version: MarginVersion.current,
         subcommands: [
-            Add.self, List.self, Show.self, Recent.self, Edit.self, Remove.self, PathCommand.self, Fetch.self, Refresh.self,
-            BookCommand.self, CacheCommand.self, Reindex.self, Text.self, Search.self, Render.self, BookmarkCommand.self, HighlightCommand.self,
+            Add.self, List.self, Show.self, Recent.self, Edit.self, Remove.self, PathCommand.self, Fetch.self,
+            Refresh.self,
+            BookCommand.self, CacheCommand.self, Reindex.self, Text.self, Search.self, Render.self,
+            BookmarkCommand.self, HighlightCommand.self,
             MemoCommand.self, Annotations.self, Export.self, Import.self, ImportAnnotations.self, DB.self,
         ]
     )
@@ -28,7 +30,8 @@ struct Margin: AsyncParsableCommand {
     static func main() async {
         if CommandLine.arguments.dropFirst().first == PopplerIsolation.helperCommand {
             Foundation.exit(
-                PopplerIsolation.runHelper(Array(CommandLine.arguments.dropFirst(2)), configuration: Settings.configuration))
+                PopplerIsolation.runHelper(
+                    Array(CommandLine.arguments.dropFirst(2)), configuration: Settings.configuration))
         }
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         var command: any ParsableCommand
@@ -80,7 +83,9 @@ struct Margin: AsyncParsableCommand {
             if let command, let name = command.configuration.commandName {
                 // Thrown while running a command: its own usage, not the root's.
                 let path = commandPath(to: command) ?? name
-                usage = "Usage: margin \(path) " + command.usageString().split(separator: " ", maxSplits: 1).dropFirst().joined()
+                usage =
+                    "Usage: margin \(path) "
+                    + command.usageString().split(separator: " ", maxSplits: 1).dropFirst().joined()
                     + "\n  See 'margin \(path) --help' for more information."
             }
             Console.error("error: \(message(for: error))")
@@ -103,7 +108,9 @@ struct Margin: AsyncParsableCommand {
                 let close = names.map { ($0, editDistance($0, word)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
                 let hint = close.map { "; did you mean '\($0)'?" } ?? ""
                 throw PlainUsageError(
-                    message: "'\(path.joined(separator: " ")) \(word)' is not a command\(hint) ('\(path.joined(separator: " ")) --help' lists them)")
+                    message:
+                        "'\(path.joined(separator: " ")) \(word)' is not a command\(hint) ('\(path.joined(separator: " ")) --help' lists them)"
+                )
             }
             path.append(word)
             level = next.configuration.subcommands

@@ -16,8 +16,12 @@ struct PasswordOptions: ParsableArguments {
     var passwordFd: Int32?
 
     func validate() throws {
-        if password != nil && passwordFd != nil { throw ValidationError("give either --password or --password-fd, not both") }
-        if let passwordFd, passwordFd < 0 { throw ValidationError("--password-fd must be a file descriptor (0 or more)") }
+        if password != nil && passwordFd != nil {
+            throw ValidationError("give either --password or --password-fd, not both")
+        }
+        if let passwordFd, passwordFd < 0 {
+            throw ValidationError("--password-fd must be a file descriptor (0 or more)")
+        }
     }
 
     /// The password, read now if it comes from the terminal or a descriptor.
@@ -25,7 +29,9 @@ struct PasswordOptions: ParsableArguments {
         if let passwordFd { return try readLine(from: passwordFd) }
         guard password == "-" else { return password }
         if isatty(STDIN_FILENO) == 1 {
-            guard let typed = getpass("PDF password: ") else { throw MarginError.invalidArgument("no password was typed") }
+            guard let typed = getpass("PDF password: ") else {
+                throw MarginError.invalidArgument("no password was typed")
+            }
             return String(cString: typed)
         }
         return try readLine(from: STDIN_FILENO)
@@ -37,13 +43,20 @@ struct PasswordOptions: ParsableArguments {
         while true {
             let count = Foundation.read(descriptor, &byte, 1)
             if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw MarginError.invalidArgument("cannot read the password from descriptor \(descriptor): \(String(cString: strerror(errno)))") }
+            if count < 0 {
+                throw MarginError.invalidArgument(
+                    "cannot read the password from descriptor \(descriptor): \(String(cString: strerror(errno)))")
+            }
             if count == 0 || byte == 10 { break }
             bytes.append(byte)
-            if bytes.count > 4096 { throw MarginError.invalidArgument("the password read from descriptor \(descriptor) is too long") }
+            if bytes.count > 4096 {
+                throw MarginError.invalidArgument("the password read from descriptor \(descriptor) is too long")
+            }
         }
         if bytes.last == 13 { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw MarginError.invalidArgument("no password was read from descriptor \(descriptor)") }
+        guard !bytes.isEmpty else {
+            throw MarginError.invalidArgument("no password was read from descriptor \(descriptor)")
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

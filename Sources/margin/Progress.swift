@@ -57,7 +57,8 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
     }
 
     func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String) {
-        let note = "note: \(redactedURL(url)): \(reason); trying again in \(String(format: "%.1f", delay)) s (attempt \(attempt) of \(attempts))"
+        let note =
+            "note: \(redactedURL(url)): \(reason); trying again in \(String(format: "%.1f", delay)) s (attempt \(attempt) of \(attempts))"
         lock.lock()
         defer { lock.unlock() }
         if bars && drawnLines > 0 {
@@ -73,7 +74,8 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
         let name = URL(string: url)?.lastPathComponent ?? url
         update {
             transfers.removeAll { $0.url == url }
-            transfers.append((url, Transfer(name: name, total: total, received: resumedAt, resumedAt: resumedAt, started: Date())))
+            transfers.append(
+                (url, Transfer(name: name, total: total, received: resumedAt, resumedAt: resumedAt, started: Date())))
         }
     }
 
@@ -111,7 +113,8 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
         let elapsed = max(now.timeIntervalSince(t.started), 0.001)
         let rate = Double(t.received - t.resumedAt) / elapsed
         let safe = terminalSafe(t.name)
-        let name = safe.count > 24 ? String(safe.prefix(23)) + "…" : safe.padding(toLength: 24, withPad: " ", startingAt: 0)
+        let name =
+            safe.count > 24 ? String(safe.prefix(23)) + "…" : safe.padding(toLength: 24, withPad: " ", startingAt: 0)
         guard let total = t.total, total > 0 else {
             return "\(name) \(formatBytes(t.received))  \(formatBytes(Int64(rate)))/s"
         }
@@ -120,7 +123,8 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
         let eta = rate > 0 ? Int(Double(total - t.received) / rate) : 0
-        return "\(name) \(bar) \(Int(fraction * 100))%  \(formatBytes(t.received))/\(formatBytes(total))  \(formatBytes(Int64(rate)))/s  ETA \(eta)s"
+        return
+            "\(name) \(bar) \(Int(fraction * 100))%  \(formatBytes(t.received))/\(formatBytes(total))  \(formatBytes(Int64(rate)))/s  ETA \(eta)s"
     }
 }
 

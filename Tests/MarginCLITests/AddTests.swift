@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct AddTests {
     @Test func addsALocalPDFWithItsMetadata() throws {
@@ -59,7 +59,10 @@ import TestSupport
         #expect(duplicate["duplicate"] as? Bool == true)
         let books = try box.books()
         #expect(books.count == 1)
-        #expect(Set(books[0]["sources"] as? [String] ?? []) == [server.url("/papers/sample.pdf"), server.url("/mirror/copy.pdf")])
+        #expect(
+            Set(books[0]["sources"] as? [String] ?? []) == [
+                server.url("/papers/sample.pdf"), server.url("/mirror/copy.pdf"),
+            ])
         // Redirects are followed.
         try box.ok("add", server.url("/go"))
         #expect(try box.books().count == 1)
@@ -71,7 +74,8 @@ import TestSupport
         defer { server.shutdown() }
         let box = Sandbox()
         let result = try box.margin.run([
-            "add", "--json", "--jobs", "3", Fixtures.pdf("sample.pdf"), server.url("/missing.pdf"), server.url("/a.pdf"),
+            "add", "--json", "--jobs", "3", Fixtures.pdf("sample.pdf"), server.url("/missing.pdf"),
+            server.url("/a.pdf"),
             Fixtures.pdf("truncated.pdf"),
         ])
         #expect(result.status != 0, "one failure makes the exit status non-zero")

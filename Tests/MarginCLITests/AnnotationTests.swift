@@ -1,7 +1,7 @@
 import Foundation
 import Poppler
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct AnnotationTests {
     func library() throws -> Sandbox {
@@ -35,7 +35,10 @@ import TestSupport
 
     @Test func highlightStoresRectsTextAndContext() throws {
         let box = try library()
-        let added = try #require(try json(box, "highlight", "add", "sample", "--text", "inverted index", "--color", "green", "--note", "key idea") as? [[String: Any]])
+        let added = try #require(
+            try json(
+                box, "highlight", "add", "sample", "--text", "inverted index", "--color", "green", "--note", "key idea")
+                as? [[String: Any]])
         let highlight = try #require(added.first)
         #expect(highlight.int("page") == 2, "the first match in the book, with its page")
         #expect(highlight.string("text") == "inverted index", "the exact text under the rects")
@@ -56,20 +59,27 @@ import TestSupport
 
     @Test func highlightAcrossALineBreakOccurrencesAndAll() throws {
         let box = try library()
-        let phrase = try #require(try json(box, "highlight", "add", "mixed", "--text", "quick brown fox") as? [[String: Any]])
+        let phrase = try #require(
+            try json(box, "highlight", "add", "mixed", "--text", "quick brown fox") as? [[String: Any]])
         #expect(phrase.first?.int("page") == 1)
         #expect((phrase.first?["rects"] as? [[Double]])?.count == 2, "one rect per line")
-        #expect(phrase.first?.string("text") == "The quick brown fox" || phrase.first?.string("text") == "quick brown fox")
-        let all = try #require(try json(box, "highlight", "add", "sample", "--text", "quick brown", "--all") as? [[String: Any]])
+        #expect(
+            phrase.first?.string("text") == "The quick brown fox" || phrase.first?.string("text") == "quick brown fox")
+        let all = try #require(
+            try json(box, "highlight", "add", "sample", "--text", "quick brown", "--all") as? [[String: Any]])
         #expect(all.map { $0.int("page") } == [1, 2])
-        let second = try #require(try json(box, "highlight", "add", "sample", "--text", "the", "--page", "1", "--occurrence", "2") as? [[String: Any]])
+        let second = try #require(
+            try json(box, "highlight", "add", "sample", "--text", "the", "--page", "1", "--occurrence", "2")
+                as? [[String: Any]])
         #expect(second.count == 1)
         let missing = try box.fails("highlight", "add", "sample", "--text", "Zebra", "--page", "1")
         #expect(missing.stderr.contains("not found on page 1; it occurs on page 3"))
         let nowhere = try box.fails("highlight", "add", "sample", "--text", "unicorn")
         #expect(nowhere.stderr.contains("does not occur"))
         try box.fails("highlight", "add", "sample", "--text", "fox", "--color", "chartreuse-ish")
-        #expect(try box.margin.run(["highlight", "add", "sample", "--text", "fox", "--all", "--occurrence", "1"]).status == 64)
+        #expect(
+            try box.margin.run(["highlight", "add", "sample", "--text", "fox", "--all", "--occurrence", "1"]).status
+                == 64)
     }
 
     @Test func highlightEditListRemoveAndReadingOrder() throws {
@@ -84,7 +94,8 @@ import TestSupport
         #expect(items[1].string("text") == "Readers have always", "top of the page first")
         #expect(items[4]["page"] is NSNull)
         let id = try #require(items[2].int("id"))
-        let edited = try #require(try json(box, "highlight", "edit", String(id), "--note", "classic", "--color", "#FF0000") as? [String: Any])
+        let edited = try #require(
+            try json(box, "highlight", "edit", String(id), "--note", "classic", "--color", "#FF0000") as? [String: Any])
         #expect(edited.string("note") == "classic")
         #expect(edited.string("color") == "#ff0000")
         #expect(edited.string("updatedAt") != edited.string("createdAt"))
@@ -94,7 +105,8 @@ import TestSupport
 
     @Test func memosFromStdinEditAndSearch() throws {
         let box = try library()
-        let result = try box.margin.run(["memo", "add", "sample", "--page", "2", "-", "--json"], stdin: "Indexes are\nwonderful\n")
+        let result = try box.margin.run(
+            ["memo", "add", "sample", "--page", "2", "-", "--json"], stdin: "Indexes are\nwonderful\n")
         #expect(result.status == 0, "\(result)")
         let memo = try #require(try result.json() as? [String: Any])
         #expect(memo.string("text") == "Indexes are\nwonderful")
@@ -160,7 +172,9 @@ import TestSupport
 
     @Test func renderDrawsHighlightsAndBookmarks() throws {
         let box = try library()
-        let added = try #require(try json(box, "highlight", "add", "sample", "--text", "Readers have always", "--color", "blue") as? [[String: Any]])
+        let added = try #require(
+            try json(box, "highlight", "add", "sample", "--text", "Readers have always", "--color", "blue")
+                as? [[String: Any]])
         let rect = try #require((added.first?["rects"] as? [[Double]])?.first)
         try box.ok("bookmark", "add", "sample", "1")
         let plain = box.folder.path + "/plain.png"

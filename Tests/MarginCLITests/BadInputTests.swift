@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every bad input gets one `error:` line, a non-zero exit, and leaves the library exactly as
 /// it was, with no stray files.
@@ -80,8 +80,10 @@ import TestSupport
     @Test func badArgumentsExitWithUsageStatus() throws {
         let box = Sandbox()
         for arguments in [
-            ["add"], ["add", "x.pdf", "--jobs", "0"], ["add", "x.pdf", "--max-size", "huge"], ["list", "--sort", "size"],
-            ["rm"], ["rm", "--all"], ["rm", "1", "--all", "--yes"], ["edit", "1"], ["edit", "1", "--tag", "x", "--untag", "X"],
+            ["add"], ["add", "x.pdf", "--jobs", "0"], ["add", "x.pdf", "--max-size", "huge"],
+            ["list", "--sort", "size"],
+            ["rm"], ["rm", "--all"], ["rm", "1", "--all", "--yes"], ["edit", "1"],
+            ["edit", "1", "--tag", "x", "--untag", "X"],
             ["list", "--limit", "-1"], ["frobnicate"],
         ] {
             let result = try box.margin.run(arguments)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A 2,000-page PDF adds, searches and renders its last page with memory that does not grow
 /// with the page count beyond the text itself (compared with a 200-page one).
@@ -26,7 +26,10 @@ import TestSupport
         try process.run()
         let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        let value = text.components(separatedBy: "maxrss=").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        let value =
+            text.components(separatedBy: "maxrss=").last.flatMap {
+                Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            } ?? 0
         return (value, process.terminationStatus)
     }
 
@@ -39,14 +42,16 @@ import TestSupport
             let library = Sandbox()
             var runs = [Int]()
             for arguments in [
-                ["add", path], ["search", "\"page \(pages - 1) of\""], ["render", "1", "--page", String(pages), "--dpi", "72", "-o", box.folder.path + "/last-\(pages).png"],
+                ["add", path], ["search", "\"page \(pages - 1) of\""],
+                ["render", "1", "--page", String(pages), "--dpi", "72", "-o", box.folder.path + "/last-\(pages).png"],
             ] {
                 let (kilobytes, status) = try peak(library, arguments)
                 #expect(status == 0, "\(arguments)")
                 runs.append(kilobytes)
             }
             peaks[pages] = runs
-            let hits = try #require(try library.ok("search", "\"page \(pages) of\"", "--json").json() as? [[String: Any]])
+            let hits = try #require(
+                try library.ok("search", "\"page \(pages) of\"", "--json").json() as? [[String: Any]])
             #expect(hits.map { $0.int("page") } == [pages], "the last page is found")
         }
         let small = try #require(peaks[200])

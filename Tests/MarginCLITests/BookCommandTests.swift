@@ -1,13 +1,14 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct BookCommandTests {
     /// A library with three books: sample (papers, tags classic+ml), second (notes/field, tag
     /// field), untitled (papers/drafts).
     func library() throws -> Sandbox {
         let box = Sandbox()
-        try box.ok("add", Fixtures.pdf("sample.pdf"), "--folder", "papers", "--tag", "classic", "--tag", "ml", "--jobs", "1")
+        try box.ok(
+            "add", Fixtures.pdf("sample.pdf"), "--folder", "papers", "--tag", "classic", "--tag", "ml", "--jobs", "1")
         try box.ok("add", Fixtures.pdf("second.pdf"), "--folder", "notes/field", "--tag", "field")
         try box.ok("add", Fixtures.pdf("untitled-notes.pdf"), "--folder", "papers/drafts")
         return box
@@ -42,7 +43,8 @@ import TestSupport
     @Test func editChangesFieldsAndTags() throws {
         let box = try library()
         let result = try box.ok(
-            "edit", "sample", "--title", "Renamed", "--author", "", "--folder", "archive", "--tag", "read", "--untag", "ml",
+            "edit", "sample", "--title", "Renamed", "--author", "", "--folder", "archive", "--tag", "read", "--untag",
+            "ml",
             "--memo", "Worth a second look", "--json")
         let book = try #require(try result.json() as? [String: Any])
         #expect(book.string("title") == "Renamed")

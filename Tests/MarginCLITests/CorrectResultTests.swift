@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Defects where Margin gave wrong results: each test failed before its fix.
 @Suite struct CorrectResultTests {
@@ -20,7 +20,8 @@ import TestSupport
     /// only two lines and the highlight failed).
     @Test func highlightsOverManyLines() throws {
         let box = try prose()
-        let passage = "When it started out, it was an awful lot of fun. Of course, the paying customers got shafted every now and then"
+        let passage =
+            "When it started out, it was an awful lot of fun. Of course, the paying customers got shafted every now and then"
         let saved = try highlight(box, "--text", passage)
         #expect(saved.string("text") == passage)
         let rects = try #require(saved["rects"] as? [[Double]])
@@ -29,7 +30,10 @@ import TestSupport
         let tops = rects.map { $0[3] }
         #expect(tops == tops.sorted(by: >), "top to bottom")
         // Five lines.
-        let longer = try highlight(box, "--text", "paying customers got shafted every now and then, and after a while we began to take those complaints seriously. The computer is a machine")
+        let longer = try highlight(
+            box, "--text",
+            "paying customers got shafted every now and then, and after a while we began to take those complaints seriously. The computer is a machine"
+        )
         #expect((longer["rects"] as? [[Double]])?.count == 4)
         // The annotated PDF carries it back, whole.
         let out = box.folder.path + "/out.pdf"
@@ -38,7 +42,9 @@ import TestSupport
         try other.ok("add", out)
         let imported = try #require(try other.ok("import-annotations", "prose", "--json").json() as? [String: Any])
         #expect(imported.int("added") == 2)
-        let texts = try #require(try other.ok("highlight", "list", "--json").json() as? [[String: Any]]).compactMap { $0.string("text") }
+        let texts = try #require(try other.ok("highlight", "list", "--json").json() as? [[String: Any]]).compactMap {
+            $0.string("text")
+        }
         #expect(texts.contains(passage), "\(texts)")
         // A note written with Windows line ends comes back with plain ones.
         try box.ok("memo", "add", "prose", "--page", "1", "line one\r\nline two")
@@ -72,17 +78,23 @@ import TestSupport
         let other = Sandbox()
         try other.ok("add", out)
         try other.ok("import-annotations", "prose")
-        let texts = try #require(try other.ok("highlight", "list", "--json").json() as? [[String: Any]]).compactMap { $0.string("text") }
+        let texts = try #require(try other.ok("highlight", "list", "--json").json() as? [[String: Any]]).compactMap {
+            $0.string("text")
+        }
         #expect(texts.contains("computer"), "\(texts)")
         // A new version: the highlight is found again, not orphaned.
-        let server = try TestHTTPServer(routes: ["/prose.pdf": .validated(Fixtures.bytes(Fixtures.pdf("prose.pdf")), etag: "\"1\"")])
+        let server = try TestHTTPServer(routes: [
+            "/prose.pdf": .validated(Fixtures.bytes(Fixtures.pdf("prose.pdf")), etag: "\"1\"")
+        ])
         defer { server.shutdown() }
         let remote = Sandbox()
         try remote.ok("add", server.url("/prose.pdf"))
         try remote.ok("highlight", "add", "prose", "--text", "computer")
         server.setRoute(
             "/prose.pdf",
-            .validated(Fixtures.bytes(Fixtures.pdf("prose-revised.pdf")), etag: "\"2\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+            .validated(
+                Fixtures.bytes(Fixtures.pdf("prose-revised.pdf")), etag: "\"2\"",
+                lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         try remote.ok("refresh")
         let moved = try #require((try remote.ok("highlight", "list", "--json").json() as? [[String: Any]])?.first)
         #expect(moved["orphaned"] as? Bool == false)
@@ -92,7 +104,9 @@ import TestSupport
     /// `refresh` moves bookmarks and memos with their page's text, and `book use` switches to a
     /// stored version (before: they kept their old page numbers; no way to switch).
     @Test func bookmarksAndMemosFollowTheirPages() throws {
-        let server = try TestHTTPServer(routes: ["/paper.pdf": .validated(Fixtures.bytes(Fixtures.pdf("sample.pdf")), etag: "\"one\"")])
+        let server = try TestHTTPServer(routes: [
+            "/paper.pdf": .validated(Fixtures.bytes(Fixtures.pdf("sample.pdf")), etag: "\"one\"")
+        ])
         defer { server.shutdown() }
         let box = Sandbox()
         try box.ok("add", server.url("/paper.pdf"))
@@ -101,7 +115,9 @@ import TestSupport
         try box.ok("memo", "add", "sample", "on the whole book")
         server.setRoute(
             "/paper.pdf",
-            .validated(Fixtures.bytes(Fixtures.pdf("sample-revised.pdf")), etag: "\"two\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+            .validated(
+                Fixtures.bytes(Fixtures.pdf("sample-revised.pdf")), etag: "\"two\"",
+                lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         try box.ok("refresh", "--keep-old")
         func pages() throws -> (bookmark: Int?, memos: [Int?]) {
             let bookmarks = try #require(try box.ok("bookmark", "list", "--json").json() as? [[String: Any]])
@@ -156,7 +172,9 @@ import TestSupport
         let contents = try box.ok("text", "1", "--pages", "17").stdout
         #expect(contents.contains("11.4 Data mining"), "\(contents)")
         #expect(!contents.contains("11.4Data"))
-        let hits = try #require(try box.ok("search", "--regex", "\\bdata\\b", "--whole-word", "--limit", "0", "--json").json() as? [[String: Any]])
+        let hits = try #require(
+            try box.ok("search", "--regex", "\\bdata\\b", "--whole-word", "--limit", "0", "--json").json()
+                as? [[String: Any]])
         #expect(hits.contains { $0.int("page") == 17 }, "the contents page has the word 'Data'")
     }
 
@@ -204,7 +222,8 @@ import TestSupport
         let markdown = try box.margin.run(["export", "--all", "--format", "markdown"], cwd: cwd)
         #expect(markdown.status == 0)
         #expect(markdown.stdout.contains("# A Sample Paper") && markdown.stdout.contains("# Field Notes"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty, "nothing written to the current folder")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty, "nothing written to the current folder")
         for format in ["csv", "markdown"] {
             let result = try box.ok("export", "--all", "--format", format, "--json")
             let document = try #require(try result.json() as? [String: Any], "\(format): \(result)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A small tmpfs mounted for one test, to fill a disk for real. Needs root and mount rights;
 /// tests that need one are skipped where it can't be made.
@@ -43,7 +43,10 @@ final class SmallDisk {
 func concurrently(_ box: Sandbox, _ commands: [[String]]) -> [RunResult] {
     let results = ResultBox(count: commands.count)
     DispatchQueue.concurrentPerform(iterations: commands.count) { index in
-        results.set(index, (try? box.margin.run(commands[index], timeout: 120)) ?? RunResult(status: -1, stdout: "", stderr: "did not run"))
+        results.set(
+            index,
+            (try? box.margin.run(commands[index], timeout: 120))
+                ?? RunResult(status: -1, stdout: "", stderr: "did not run"))
     }
     return results.all
 }
@@ -53,7 +56,9 @@ final class ResultBox: @unchecked Sendable {
     private var results: [RunResult?]
     init(count: Int) { results = Array(repeating: nil, count: count) }
     func set(_ index: Int, _ result: RunResult) { lock.lock(); results[index] = result; lock.unlock() }
-    var all: [RunResult] { lock.lock(); defer { lock.unlock() }; return results.map { $0 ?? RunResult(status: -1, stdout: "", stderr: "") } }
+    var all: [RunResult] {
+        lock.lock(); defer { lock.unlock() }; return results.map { $0 ?? RunResult(status: -1, stdout: "", stderr: "") }
+    }
 }
 
 func mode(_ path: String) -> Int {
@@ -156,15 +161,22 @@ func mode(_ path: String) -> Int {
         try FileManager.default.copyItem(atPath: Fixtures.pdf("mixed.pdf"), toPath: local)
         // A URL book refreshed: the old version is only in the cache.
         try box.ok("add", server.url("/paper.pdf"))
-        server.setRoute("/paper.pdf", .validated(revised, etag: "\"two\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+        server.setRoute(
+            "/paper.pdf", .validated(revised, etag: "\"two\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         try box.ok("refresh", "sample")
         let versions = try #require(try box.ok("book", "versions", "sample", "--json").json() as? [[String: Any]])
         let old = try #require(versions.first { $0["current"] as? Bool == false }?.string("sha256"))
         // A --keep-old book: its served file is no longer what its URL serves.
-        let keep = try TestHTTPServer(routes: ["/keep.pdf": .validated(Fixtures.bytes(Fixtures.pdf("untitled-notes.pdf")), etag: "\"a\"")])
+        let keep = try TestHTTPServer(routes: [
+            "/keep.pdf": .validated(Fixtures.bytes(Fixtures.pdf("untitled-notes.pdf")), etag: "\"a\"")
+        ])
         defer { keep.shutdown() }
         try box.ok("add", keep.url("/keep.pdf"))
-        keep.setRoute("/keep.pdf", .validated(Fixtures.bytes(Fixtures.pdf("sample-v2.pdf")), etag: "\"b\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+        keep.setRoute(
+            "/keep.pdf",
+            .validated(
+                Fixtures.bytes(Fixtures.pdf("sample-v2.pdf")), etag: "\"b\"",
+                lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         try box.ok("refresh", "keep", "--keep-old")
         let kept = try #require(try box.books().first { $0.string("title") == "keep" }?.string("file"))
 
@@ -175,7 +187,8 @@ func mode(_ path: String) -> Int {
         #expect(FileManager.default.fileExists(atPath: kept), "the served file of a --keep-old book stays")
         let second = try #require(try box.books().first { $0.string("title")?.contains("Field") == true })
         #expect(second["cached"] as? Bool == true, "the copy of a changed local file stays")
-        #expect(removed.count == 1 && removed[0].hasPrefix(store), "only the refreshed current version goes: \(removed)")
+        #expect(
+            removed.count == 1 && removed[0].hasPrefix(store), "only the refreshed current version goes: \(removed)")
         try box.ok("db", "check", "--repair")
 
         // verify: a damaged copy it can't restore is kept aside.
@@ -245,7 +258,9 @@ func mode(_ path: String) -> Int {
             let file = box.folder.path + "/changed.json"
             try data.write(to: URL(fileURLWithPath: file))
             let state = {
-                try ["list", "highlight", "memo"].map { try box.margin.run($0 == "list" ? ["list", "--json"] : [$0, "list", "--json"]).stdout }
+                try ["list", "highlight", "memo"].map {
+                    try box.margin.run($0 == "list" ? ["list", "--json"] : [$0, "list", "--json"]).stdout
+                }
             }
             let before = try state()
             let result = try box.fails("import", file)
@@ -254,28 +269,32 @@ func mode(_ path: String) -> Int {
             #expect(try state() == before, "nothing imported")
         }
         // A highlight placed under the other book would move there.
-        try attempt({ books in
-            var books = books
-            books[1]["highlights"] = books[0]["highlights"]
-            books[0]["highlights"] = []
-            return books
-        }, "belongs to 'A Sample Paper'")
-        try attempt({ books in
-            var books = books
-            books[0]["pages"] = 5000
-            return books
-        }, "has 3 pages")
-        try attempt({ books in
-            var books = books
-            books[0]["bytes"] = -5
-            return books
-        }, "bytes: must be at least 1")
+        try attempt(
+            { books in
+                var books = books
+                books[1]["highlights"] = books[0]["highlights"]
+                books[0]["highlights"] = []
+                return books
+            }, "belongs to 'A Sample Paper'")
+        try attempt(
+            { books in
+                var books = books
+                books[0]["pages"] = 5000
+                return books
+            }, "has 3 pages")
+        try attempt(
+            { books in
+                var books = books
+                books[0]["bytes"] = -5
+                return books
+            }, "bytes: must be at least 1")
         // A book UUID reused for different bytes.
-        try attempt({ books in
-            var books = books
-            books[1]["uuid"] = books[0]["uuid"]
-            return books
-        }, "UUID of 'A Sample Paper'")
+        try attempt(
+            { books in
+                var books = books
+                books[1]["uuid"] = books[0]["uuid"]
+                return books
+            }, "UUID of 'A Sample Paper'")
 
         // Counts: each annotation once (a conflict among updated or unchanged).
         var highlight = try #require((books[0]["highlights"] as? [[String: Any]])?.first)
@@ -294,7 +313,9 @@ func mode(_ path: String) -> Int {
     /// A backup made before a refresh imports into the same library (matched by UUID and by the
     /// SHA-256 of every version).
     @Test func aBackupFromBeforeARefreshImports() throws {
-        let server = try TestHTTPServer(routes: ["/paper.pdf": .validated(Fixtures.bytes(Fixtures.pdf("sample.pdf")), etag: "\"one\"")])
+        let server = try TestHTTPServer(routes: [
+            "/paper.pdf": .validated(Fixtures.bytes(Fixtures.pdf("sample.pdf")), etag: "\"one\"")
+        ])
         defer { server.shutdown() }
         let box = Sandbox()
         try box.ok("add", server.url("/paper.pdf"))
@@ -303,7 +324,9 @@ func mode(_ path: String) -> Int {
         try box.ok("export", "--all", "--format", "json", "-o", backupFile)
         server.setRoute(
             "/paper.pdf",
-            .validated(Fixtures.bytes(Fixtures.pdf("sample-revised.pdf")), etag: "\"two\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+            .validated(
+                Fixtures.bytes(Fixtures.pdf("sample-revised.pdf")), etag: "\"two\"",
+                lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         try box.ok("refresh")
         let report = try #require(try box.ok("import", backupFile, "--json").json() as? [String: Any])
         #expect((report["books"] as? [String: Int])?["unchanged"] == 1, "\(report)")
@@ -359,7 +382,8 @@ func mode(_ path: String) -> Int {
         for round in 0..<3 {
             let box = Sandbox()
             let commands = (0..<6).map { index -> [String] in
-                index % 2 == 0 ? ["add", Fixtures.pdf(["sample.pdf", "second.pdf", "mixed.pdf"][index / 2])] : ["list", "--json"]
+                index % 2 == 0
+                    ? ["add", Fixtures.pdf(["sample.pdf", "second.pdf", "mixed.pdf"][index / 2])] : ["list", "--json"]
             }
             let results = concurrently(box, commands)
             for result in results { #expect(result.status == 0, "round \(round): \(result)") }
@@ -373,7 +397,8 @@ func mode(_ path: String) -> Int {
     @Test func manyProcessesOpenAnOldLibraryAtOnce() throws {
         let box = Sandbox()
         try FileManager.default.createDirectory(atPath: box.home, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v1.sqlite", toPath: box.home + "/library.sqlite")
+        try FileManager.default.copyItem(
+            atPath: Fixtures.root + "/fixtures/db/v1.sqlite", toPath: box.home + "/library.sqlite")
         let results = concurrently(box, Array(repeating: ["list", "--json"], count: 6))
         for result in results { #expect(result.status == 0, "\(result)") }
         let backups = box.folder.files().filter { $0.contains(".bak-") }

@@ -1,7 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
-import Testing
 import TestSupport
+import Testing
 
 /// Downloads against a real HTTP server on 127.0.0.1: validators, ranges, retries, limits.
 @Suite struct DownloadTests {
@@ -42,7 +42,8 @@ import TestSupport
                 return count == 1
             }
             return serveValidated(
-                bytes, etag: etag, lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: ranges, cutAfter: first ? cut : nil,
+                bytes, etag: etag, lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: ranges,
+                cutAfter: first ? cut : nil,
                 request: request)
         }
     }
@@ -70,14 +71,18 @@ import TestSupport
     }
 
     @Test func aServerThatIgnoresRangeStartsOver() throws {
-        let server = try TestHTTPServer(routes: ["/norange.pdf": cutOnce(sample, etag: "\"n1\"", ranges: false, cut: 500)])
+        let server = try TestHTTPServer(routes: [
+            "/norange.pdf": cutOnce(sample, etag: "\"n1\"", ranges: false, cut: 500)
+        ])
         defer { server.shutdown() }
         let box = Sandbox()
         let result = try run(box, ["add", server.url("/norange.pdf")])
         #expect(result.status == 0, "\(result)")
         #expect(server.hitCount("/norange.pdf") == 2, "one retry within the run")
         #expect(server.requests("/norange.pdf").last?.header("range") == "bytes=500-", "it asked to resume")
-        #expect(Fixtures.bytes(try #require(try box.books().first?.string("file"))) == sample, "and got the whole file from 0")
+        #expect(
+            Fixtures.bytes(try #require(try box.books().first?.string("file"))) == sample,
+            "and got the whole file from 0")
     }
 
     @Test func retriesServerErrorsButNotClientErrors() throws {
@@ -89,7 +94,8 @@ import TestSupport
                     c += 1
                     return c
                 }
-                return count < 3 ? Reply(status: 503) : Reply(headers: [("Content-Type", "application/pdf")], body: bytes)
+                return count < 3
+                    ? Reply(status: 503) : Reply(headers: [("Content-Type", "application/pdf")], body: bytes)
             },
             "/gone.pdf": .status(404),
             "/a": .redirect("/b"), "/b": .redirect("/c"), "/c": .redirect("/flaky.pdf"),
@@ -105,7 +111,9 @@ import TestSupport
     @Test func aSlowDripStillArrives() throws {
         let bytes = sample
         let server = try TestHTTPServer(routes: [
-            "/slow.pdf": .handler { _ in Reply(headers: [("Content-Type", "application/pdf")], body: bytes, drip: (bytes: 200, delay: 0.02)) }
+            "/slow.pdf": .handler { _ in
+                Reply(headers: [("Content-Type", "application/pdf")], body: bytes, drip: (bytes: 200, delay: 0.02))
+            }
         ])
         defer { server.shutdown() }
         let box = Sandbox()
@@ -120,7 +128,9 @@ import TestSupport
         body += [UInt8](repeating: 0x20, count: 96 << 20)
         body += Array("\n%%EOF\n".utf8)
         let big = body
-        let server = try TestHTTPServer(routes: ["/big.pdf": .handler { _ in Reply(headers: [("Content-Type", "application/pdf")], body: big) }])
+        let server = try TestHTTPServer(routes: [
+            "/big.pdf": .handler { _ in Reply(headers: [("Content-Type", "application/pdf")], body: big) }
+        ])
         defer { server.shutdown() }
         let box = Sandbox()
         let process = Process()
@@ -134,10 +144,15 @@ import TestSupport
         let data = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
-        let kilobytes = text.components(separatedBy: "maxrss=").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        let kilobytes =
+            text.components(separatedBy: "maxrss=").last.flatMap {
+                Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            } ?? 0
         #expect(text.contains("error: "), "the body is not a real PDF, so add fails after downloading it")
         #expect(kilobytes > 0 && kilobytes < 64 * 1024, "peak memory \(kilobytes) KiB for a 96 MiB download")
-        #expect(box.folder.files().filter { $0.contains("cache/") && !$0.hasSuffix("/") }.filter { $0.contains("pdfs/") }.isEmpty)
+        #expect(
+            box.folder.files().filter { $0.contains("cache/") && !$0.hasSuffix("/") }.filter { $0.contains("pdfs/") }
+                .isEmpty)
     }
 }
 
@@ -148,7 +163,9 @@ import TestSupport
         let pdf = Fixtures.bytes(Fixtures.pdf("sample.pdf"))
         let server = try TestHTTPServer(routes: [
             "/slow.pdf": .handler { request in
-                var reply = serveValidated(pdf, etag: "\"s\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: true, cutAfter: nil, request: request)
+                var reply = serveValidated(
+                    pdf, etag: "\"s\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", ranges: true, cutAfter: nil,
+                    request: request)
                 if request.header("range") == nil { reply.drip = (bytes: 8, delay: 0.1) }
                 return reply
             }
@@ -169,8 +186,11 @@ import TestSupport
         for _ in 0..<1000 {
             let files = (try? FileManager.default.contentsOfDirectory(atPath: part)) ?? []
             if let name = files.first(where: { $0.hasSuffix(".part") }),
-                ((try? FileManager.default.attributesOfItem(atPath: part + "/" + name)[.size] as? NSNumber)?.intValue ?? 0) > 40
-            { break }
+                ((try? FileManager.default.attributesOfItem(atPath: part + "/" + name)[.size] as? NSNumber)?.intValue
+                    ?? 0) > 40
+            {
+                break
+            }
             Thread.sleep(forTimeInterval: 0.02)
         }
         process.interrupt()

@@ -1,7 +1,7 @@
 import Foundation
 import Poppler
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ExportImportTests {
     /// sample.pdf with highlights, memos and bookmarks.
@@ -120,7 +120,10 @@ import TestSupport
         let report = try #require(try fresh.ok("import-annotations", "1", "--json").json() as? [String: Any])
         #expect((report["highlights"] as? [String: Any])?["added"] as? Int == 2)
         let highlights = try #require(try fresh.ok("highlight", "list", "--json").json() as? [[String: Any]])
-        #expect(Set(highlights.map { "\($0.int("page") ?? 0):\($0.string("text") ?? "")" }) == ["1:lazy dog", "2:inverted index"])
+        #expect(
+            Set(highlights.map { "\($0.int("page") ?? 0):\($0.string("text") ?? "")" }) == [
+                "1:lazy dog", "2:inverted index",
+            ])
         #expect(highlights.first { $0.int("page") == 2 }?.string("note") == "key idea")
         #expect(highlights.first { $0.int("page") == 2 }?.string("color") == "#5fb236")
         let memos = try #require(try fresh.ok("memo", "list", "--json").json() as? [[String: Any]])
@@ -151,7 +154,9 @@ import TestSupport
         let odd = box.folder.path + "/my \"odd\" 'folder'"
         try FileManager.default.createDirectory(atPath: odd, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Fixtures.pdf("sample.pdf"), toPath: odd + "/a paper.pdf")
-        try box.ok("add", odd + "/a paper.pdf", "--title", "Evil, \"quoted\"\nTitle # not a heading", "--tag", "two words\n# injected")
+        try box.ok(
+            "add", odd + "/a paper.pdf", "--title", "Evil, \"quoted\"\nTitle # not a heading", "--tag",
+            "two words\n# injected")
         let nasty = "=HYPERLINK(\"http://x\")\n# heading?\n- list?\n| table |\tטקסט עברי 🎉, \"quotes\""
         try box.ok("memo", "add", "1", "--page", "1", nasty)
         try box.ok("highlight", "add", "1", "--text", "lazy dog", "--note", "+1, @mention\r\nsecond line")
@@ -191,7 +196,10 @@ import TestSupport
         try box.ok("export", "sample", "--format", "markdown", "-o", file, "--force")
         let folder = box.folder.path + "/out"
         try box.ok("export", "--all", "--format", "markdown", "-o", folder)
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == ["a-sample-paper-1.md", "field-notes-2.md"])
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == [
+                "a-sample-paper-1.md", "field-notes-2.md",
+            ])
         let combined = try box.ok("export", "--all", "--format", "json").stdout
         #expect(try books(combined).count == 2)
         #expect(try box.margin.run(["export", "--format", "json"]).status == 64)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every real-world and broken PDF in the shared corpus goes through add, text, search and the
 /// rendering of its first and last page: each works or gives one clear error, within a time
@@ -32,9 +32,14 @@ import TestSupport
             }
             added += 1
             for page in Set([1, pages]) {
-                check(try box.margin.run(["text", String(id), "--pages", String(page)], timeout: Self.limit), "text \(name) p.\(page)")
+                check(
+                    try box.margin.run(["text", String(id), "--pages", String(page)], timeout: Self.limit),
+                    "text \(name) p.\(page)")
                 let png = box.folder.path + "/render.png"
-                check(try box.margin.run(["render", String(id), "--page", String(page), "--dpi", "30", "-o", png, "--force"], timeout: Self.limit), "render \(name) p.\(page)")
+                check(
+                    try box.margin.run(
+                        ["render", String(id), "--page", String(page), "--dpi", "30", "-o", png, "--force"],
+                        timeout: Self.limit), "render \(name) p.\(page)")
             }
             check(try box.margin.run(["search", "the", "--book", String(id)], timeout: Self.limit), "search \(name)")
         }
@@ -65,7 +70,10 @@ import TestSupport
     func encryptedCorpusFilesAddWithTheirPasswords() throws {
         let corpus = try #require(Fixtures.corpus)
         let box = Sandbox()
-        for (name, password) in [("pypdf__encrypted-file.pdf", "test"), ("pdfminer__rc4-40.pdf", "baz"), ("qpdf__encrypted-40-bit-R3.pdf", "623")] {
+        for (name, password) in [
+            ("pypdf__encrypted-file.pdf", "test"), ("pdfminer__rc4-40.pdf", "baz"),
+            ("qpdf__encrypted-40-bit-R3.pdf", "623"),
+        ] {
             let path = corpus + "/broken/" + name
             check(try box.margin.run(["add", path, "--password", "wrong"]), "wrong password \(name)")
             #expect(try box.margin.run(["add", path, "--password", password]).status == 0, "\(name)")

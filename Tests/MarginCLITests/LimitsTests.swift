@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// An HTTPS server on 127.0.0.1 with a self-signed certificate made for the test (openssl and
 /// Python's ssl module), serving one PDF.
@@ -14,7 +14,8 @@ final class SelfSignedServer {
         let certificate = folder.path + "/cert.pem"
         guard
             SmallDisk.shell(
-                "openssl req -x509 -newkey rsa:2048 -nodes -keyout '\(key)' -out '\(certificate)' -days 1 -subj /CN=127.0.0.1") == 0
+                "openssl req -x509 -newkey rsa:2048 -nodes -keyout '\(key)' -out '\(certificate)' -days 1 -subj /CN=127.0.0.1"
+            ) == 0
         else { return nil }
         try? FileManager.default.copyItem(atPath: Fixtures.pdf("sample.pdf"), toPath: folder.path + "/paper.pdf")
         let script = """
@@ -39,7 +40,9 @@ final class SelfSignedServer {
         // The server writes its port to a file once it listens.
         var port: Int?
         for _ in 0..<100 where port == nil {
-            port = FileManager.default.contents(atPath: folder.path + "/port").flatMap { Int(String(decoding: $0, as: UTF8.self)) }
+            port = FileManager.default.contents(atPath: folder.path + "/port").flatMap {
+                Int(String(decoding: $0, as: UTF8.self))
+            }
             if port == nil { Thread.sleep(forTimeInterval: 0.1) }
         }
         guard let port else {
@@ -55,7 +58,8 @@ final class SelfSignedServer {
     }
 
     static let available: Bool =
-        FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
 }
 
 /// Work that ran without end, or crashed, now ends with one clear error: poppler's work has a
@@ -100,11 +104,13 @@ final class SelfSignedServer {
         #expect(drip.status == 1)
         #expect(drip.stderr.contains("took longer than --timeout 2 s"), "\(drip)")
         // Without --timeout, a drip is given up when a whole window brings less than 1 KiB.
-        let stalled = try box.margin.run(["add", server.url("/drip.pdf")], environment: ["MARGIN_STALL_SECONDS": "2"], timeout: 120)
+        let stalled = try box.margin.run(
+            ["add", server.url("/drip.pdf")], environment: ["MARGIN_STALL_SECONDS": "2"], timeout: 120)
         #expect(stalled.status == 1)
         #expect(stalled.stderr.contains("stalled"), "\(stalled)")
         let silent = try box.margin.run(
-            ["add", server.url("/silent.pdf")], environment: ["MARGIN_IDLE_TIMEOUT": "1", "MARGIN_RETRY_DELAY_MS": "10"],
+            ["add", server.url("/silent.pdf")],
+            environment: ["MARGIN_IDLE_TIMEOUT": "1", "MARGIN_RETRY_DELAY_MS": "10"],
             timeout: 120)
         #expect(silent.status == 1)
         // Silence is tried once more, not three times (before: 241 s for a silent server).
@@ -112,7 +118,8 @@ final class SelfSignedServer {
         #expect(silent.stderr.contains("error: "))
         // A refused connection: noted, retried, then one error.
         let refused = try box.margin.run(
-            ["add", "http://127.0.0.1:1/closed.pdf"], environment: ["MARGIN_RETRIES": "2", "MARGIN_RETRY_DELAY_MS": "10"], timeout: 120)
+            ["add", "http://127.0.0.1:1/closed.pdf"],
+            environment: ["MARGIN_RETRIES": "2", "MARGIN_RETRY_DELAY_MS": "10"], timeout: 120)
         #expect(refused.status == 1)
         #expect(refused.stderr.components(separatedBy: "trying again in").count == 3, "\(refused)")
         #expect(refused.stderr.contains("connection refused"))
@@ -169,7 +176,9 @@ final class SelfSignedServer {
             let status = process.terminationStatus
             let crashed = process.terminationReason == .uncaughtSignal && status != SIGINT
             #expect(!crashed, "round \(round): died of signal \(status)")
-            if process.terminationReason == .exit { #expect(status == 0 || status == 130, "round \(round): exit \(status)") }
+            if process.terminationReason == .exit {
+                #expect(status == 0 || status == 130, "round \(round): exit \(status)")
+            }
             let check = try #require(try box.margin.run(["db", "check", "--json"]).json() as? [String: Any])
             #expect(check["ok"] as? Bool == true, "round \(round): \(check)")
             #expect((check["unusedFiles"] as? [String])?.isEmpty == true, "round \(round): \(check)")
@@ -184,12 +193,16 @@ final class SelfSignedServer {
     @Test func twelveThousandHighlightsOnOnePage() throws {
         let box = Sandbox()
         let page = box.folder.path + "/repeated.pdf"
-        #expect(SmallDisk.shell("python3 '\(Fixtures.root)/fixtures/make-fixtures.py' --repeat '\(page)' ab 12000") == 0)
+        #expect(
+            SmallDisk.shell("python3 '\(Fixtures.root)/fixtures/make-fixtures.py' --repeat '\(page)' ab 12000") == 0)
         try box.ok("add", page)
-        let result = try box.margin.run(["highlight", "add", "repeated", "--text", "ab", "--all", "--json"], timeout: 600)
+        let result = try box.margin.run(
+            ["highlight", "add", "repeated", "--text", "ab", "--all", "--json"], timeout: 600)
         let saved = try #require(try result.json() as? [[String: Any]], "\(result.stderr)")
         #expect(saved.count == 12_000)
-        #expect(Set(saved.compactMap { ($0["rects"] as? [[Double]])?.first?.map { Int($0) } }).count == 12_000, "each its own place")
+        #expect(
+            Set(saved.compactMap { ($0["rects"] as? [[Double]])?.first?.map { Int($0) } }).count == 12_000,
+            "each its own place")
     }
 
     /// 2,200 highlights of text that repeats on every page follow a new version, each told
@@ -202,11 +215,16 @@ final class SelfSignedServer {
         defer { server.shutdown() }
         let box = Sandbox()
         try box.ok("add", server.url("/long.pdf"))
-        let added = try box.margin.run(["highlight", "add", "long", "--text", "ipsum dolor", "--all", "--json"], timeout: 600)
+        let added = try box.margin.run(
+            ["highlight", "add", "long", "--text", "ipsum dolor", "--all", "--json"], timeout: 600)
         #expect((try added.json() as? [Any])?.count == 2200)
         let second = folder.path + "/long-preface.pdf"
-        #expect(SmallDisk.shell("python3 '\(Fixtures.root)/fixtures/make-fixtures.py' --long '\(second)' 2200 --preface") == 0)
-        server.setRoute("/long.pdf", .validated(Fixtures.bytes(second), etag: "\"2\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+        #expect(
+            SmallDisk.shell("python3 '\(Fixtures.root)/fixtures/make-fixtures.py' --long '\(second)' 2200 --preface")
+                == 0)
+        server.setRoute(
+            "/long.pdf",
+            .validated(Fixtures.bytes(second), etag: "\"2\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         let refreshed = try box.margin.run(["refresh", "--json"], timeout: 600)
         let outcome = try #require((try refreshed.json() as? [[String: Any]])?.first, "\(refreshed)")
         #expect(outcome["highlights"] as? [String: Int] == ["moved": 2200, "unchanged": 0, "orphaned": 0])
@@ -227,9 +245,15 @@ final class SelfSignedServer {
         #expect(memo.status != 0 && memo.stderr.contains("more than the 1.0 MiB"), "\(memo.stderr)")
         let backup = box.folder.path + "/backup.json"
         try box.ok("export", "--all", "--format", "json", "-o", backup)
-        var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: backup))) as? [String: Any])
+        var document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: backup))) as? [String: Any])
         var books = try #require(document["books"] as? [[String: Any]])
-        books[0]["memos"] = [["uuid": UUID().uuidString, "page": 1, "text": big, "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-01T00:00:00.000Z"]]
+        books[0]["memos"] = [
+            [
+                "uuid": UUID().uuidString, "page": 1, "text": big, "createdAt": "2026-01-01T00:00:00.000Z",
+                "updatedAt": "2026-01-01T00:00:00.000Z",
+            ]
+        ]
         document["books"] = books
         try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: backup))
         let imported = try box.fails("import", backup)

@@ -1,7 +1,7 @@
 import Foundation
 import Poppler
-import Testing
 import TestSupport
+import Testing
 
 /// `import-annotations` on real PDFs that other viewers annotated.
 @Suite struct PDFAnnotationImportTests {
@@ -13,7 +13,8 @@ import TestSupport
         process.arguments = [
             "-f", String(page), "-l", String(page), "-r", "72",
             "-x", String(Int(rect[0].rounded(.down))), "-y", String(Int((pageHeight - rect[3]).rounded(.down))),
-            "-W", String(Int((rect[2] - rect[0]).rounded(.up)) + 1), "-H", String(Int((rect[3] - rect[1]).rounded(.up)) + 1),
+            "-W", String(Int((rect[2] - rect[0]).rounded(.up)) + 1), "-H",
+            String(Int((rect[3] - rect[1]).rounded(.up)) + 1),
             file, "-",
         ]
         let pipe = Pipe()
@@ -52,9 +53,11 @@ import TestSupport
             let again = try #require(try box.ok("import-annotations", String(book), "--json").json() as? [String: Any])
             #expect(again.int("added") == 0, "\(name): a second run adds nothing")
             let document = try Document(path: path)
-            let highlights = try #require(try box.ok("highlight", "list", String(book), "--json").json() as? [[String: Any]])
+            let highlights = try #require(
+                try box.ok("highlight", "list", String(book), "--json").json() as? [[String: Any]])
             for highlight in highlights {
-                guard let page = highlight.int("page"), let rects = highlight["rects"] as? [[Double]], let text = highlight.string("text")
+                guard let page = highlight.int("page"), let rects = highlight["rects"] as? [[Double]],
+                    let text = highlight.string("text")
                 else { continue }
                 let height = try document.page(page).size.height
                 // A word hyphenated at a line end is one word, as pdfannots reads it ("regis-\nters").
@@ -64,7 +67,9 @@ import TestSupport
                 let ours = words(text)
                 compared += 1
                 // Every word margin reports lies under the annotation by pdftotext's account too.
-                if !ours.isEmpty && Set(ours).isSubset(of: Set(words(theirs))) { agreeing += 1 } else {
+                if !ours.isEmpty && Set(ours).isSubset(of: Set(words(theirs))) {
+                    agreeing += 1
+                } else {
                     print("\(name) p.\(page): margin \(ours) vs pdftotext \(words(theirs))")
                 }
             }

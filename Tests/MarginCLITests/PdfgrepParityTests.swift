@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// For single words, the pages `margin search` finds are the pages `pdfgrep -i -n WORD` finds
 /// over the same files. Margin also folds accents and ligatures and joins words hyphenated at a
@@ -68,13 +68,19 @@ import TestSupport
         for word in Self.equalWords + Self.supersetWords {
             let result = try box.margin.run(["search", "--json", "--limit", "0", word])
             let hits = try #require(try result.json() as? [[String: Any]], "\(result)")
-            let ours = Set(hits.compactMap { hit -> String? in
-                guard let book = hit.int("book"), let page = hit.int("page"), let file = fileOf[book] else { return nil }
-                return "\(file):\(page)"
-            })
+            let ours = Set(
+                hits.compactMap { hit -> String? in
+                    guard let book = hit.int("book"), let page = hit.int("page"), let file = fileOf[book] else {
+                        return nil
+                    }
+                    return "\(file):\(page)"
+                })
             let theirs = try pdfgrep(word, files)
             if Self.equalWords.contains(word) {
-                #expect(ours == theirs, "\(word): only margin \(ours.subtracting(theirs).sorted()), only pdfgrep \(theirs.subtracting(ours).sorted())")
+                #expect(
+                    ours == theirs,
+                    "\(word): only margin \(ours.subtracting(theirs).sorted()), only pdfgrep \(theirs.subtracting(ours).sorted())"
+                )
             } else {
                 #expect(ours.isSuperset(of: theirs), "\(word): missed \(theirs.subtracting(ours).sorted())")
             }

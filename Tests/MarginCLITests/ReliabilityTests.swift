@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A small seeded generator, so a failing run can be replayed.
 struct SeededRandom: RandomNumberGenerator {
@@ -20,7 +20,9 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
     let process = Process()
     process.executableURL = URL(fileURLWithPath: MarginRunner.binary)
     process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(["MARGIN_HOME": box.home, "MARGIN_RETRY_DELAY_MS": "5"]) { $1 }
+    process.environment = ProcessInfo.processInfo.environment.merging([
+        "MARGIN_HOME": box.home, "MARGIN_RETRY_DELAY_MS": "5",
+    ]) { $1 }
     if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
@@ -45,7 +47,9 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
             #expect(book["cached"] as? Bool == true, "\(what): \(book.string("title") ?? "")")
             #expect(book["indexed"] as? Bool == true, "\(what): \(book.string("title") ?? "")")
         }
-        #expect(box.folder.files().filter { $0.contains("cache/tmp/") && !$0.contains("download-") }.isEmpty, "\(what): stale files removed")
+        #expect(
+            box.folder.files().filter { $0.contains("cache/tmp/") && !$0.contains("download-") }.isEmpty,
+            "\(what): stale files removed")
     }
 
     @Test func killsDuringAddImportExportReindexAndMigration() throws {
@@ -54,7 +58,9 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
         let pdfs = ["sample.pdf", "second.pdf", "mixed.pdf", "untitled-notes.pdf"].map(Fixtures.pdf)
         let server = try TestHTTPServer(routes: [
             "/slow.pdf": .handler { _ in
-                Reply(headers: [("Content-Type", "application/pdf")], body: Fixtures.bytes(Fixtures.pdf("sample-v2.pdf")), drip: (bytes: 256, delay: 0.01))
+                Reply(
+                    headers: [("Content-Type", "application/pdf")], body: Fixtures.bytes(Fixtures.pdf("sample-v2.pdf")),
+                    drip: (bytes: 256, delay: 0.01))
             }
         ])
         defer { server.shutdown() }
@@ -89,7 +95,9 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
             _ = try killed(box, ["export", "--all", "--format", "json", "-o", out], after: delay(0.2))
             tried += 1
             if FileManager.default.fileExists(atPath: out) {
-                #expect((try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out)))) != nil, "round \(round): a whole export")
+                #expect(
+                    (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out)))) != nil,
+                    "round \(round): a whole export")
             }
             #expect(box.folder.files().filter { $0.contains(".margin-") }.allSatisfy { !$0.hasSuffix(".json") || true })
             // reindex.
@@ -101,7 +109,8 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
             // migration of an old library.
             let old = Sandbox()
             try FileManager.default.createDirectory(atPath: old.home, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v1.sqlite", toPath: old.home + "/library.sqlite")
+            try FileManager.default.copyItem(
+                atPath: Fixtures.root + "/fixtures/db/v1.sqlite", toPath: old.home + "/library.sqlite")
             _ = try killed(old, ["list"], after: delay(0.05))
             tried += 1
             let listed = try old.margin.run(["list", "--json"])
@@ -148,7 +157,8 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
                         ["search", "herons", "--json"],
                     ]
                     for arguments in batch {
-                        collected.append((try? runner.run(arguments)) ?? RunResult(status: -1, stdout: "", stderr: "could not run"))
+                        collected.append(
+                            (try? runner.run(arguments)) ?? RunResult(status: -1, stdout: "", stderr: "could not run"))
                     }
                 }
             }
@@ -214,9 +224,13 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
         var random = SeededRandom(seed: 42)
         var cases = [String]()
         for _ in 0..<12 { cases.append(String(good.prefix(Int(random.next() % UInt64(good.count))))) }
-        let replacements = [("\"page\" : 1", "\"page\" : null"), ("\"page\" : 1", "\"page\" : -4"), ("\"rects\" : [", "\"rects\" : [\"x\","),
-                            ("\"sha256\" : \"", "\"sha256\" : \"zz"), ("\"uuid\" : \"", "\"uuid\" : \"not-"), ("\"createdAt\" : \"", "\"createdAt\" : \"yesterday"),
-                            ("\"text\" : \"", "\"text\" : 7, \"x\" : \""), ("\"books\" : [", "\"books\" : {")]
+        let replacements = [
+            ("\"page\" : 1", "\"page\" : null"), ("\"page\" : 1", "\"page\" : -4"),
+            ("\"rects\" : [", "\"rects\" : [\"x\","),
+            ("\"sha256\" : \"", "\"sha256\" : \"zz"), ("\"uuid\" : \"", "\"uuid\" : \"not-"),
+            ("\"createdAt\" : \"", "\"createdAt\" : \"yesterday"),
+            ("\"text\" : \"", "\"text\" : 7, \"x\" : \""), ("\"books\" : [", "\"books\" : {"),
+        ]
         for (from, to) in replacements {
             if let range = good.range(of: from) { cases.append(good.replacingCharacters(in: range, with: to)) }
         }
@@ -224,7 +238,9 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
             let bytes = (0..<Int(random.next() % 400)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             cases.append(String(decoding: bytes, as: UTF8.self))
         }
-        cases.append("{\"format\":\"margin-annotations\",\"version\":1,\"exportedAt\":\"x\",\"books\":[" + String(repeating: "[", count: 5000))
+        cases.append(
+            "{\"format\":\"margin-annotations\",\"version\":1,\"exportedAt\":\"x\",\"books\":["
+                + String(repeating: "[", count: 5000))
         cases.append(String(repeating: " ", count: 1 << 20))
         var tried = 0
         for (index, content) in cases.enumerated() {
@@ -234,7 +250,9 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
             tried += 1
             #expect(result.status == 1, "case \(index) exits with an error, not a crash: \(result.status)")
             #expect(result.stderr.hasPrefix("error: "), "case \(index): \(result.stderr)")
-            #expect(result.stderr.contains("nothing was imported") || result.stderr.contains("not valid JSON") || result.stderr.contains("is not"), "case \(index): \(result.stderr)")
+            #expect(
+                result.stderr.contains("nothing was imported") || result.stderr.contains("not valid JSON")
+                    || result.stderr.contains("is not"), "case \(index): \(result.stderr)")
         }
         #expect(try box.books().isEmpty)
         #expect((try box.ok("highlight", "list", "--json").json() as? [Any])?.isEmpty == true)

@@ -1,7 +1,7 @@
 import Foundation
 import Poppler
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct RenderTests {
     func library() throws -> Sandbox {
@@ -30,7 +30,10 @@ import TestSupport
         let ours = box.folder.path + "/ours.png"
         try box.ok("render", "sample", "--page", "2", "--dpi", "100", "-o", ours)
         let reference = box.folder.path + "/reference"
-        #expect(try tool("/usr/bin/pdftocairo", ["-png", "-r", "100", "-f", "2", "-l", "2", "-singlefile", Fixtures.pdf("sample.pdf"), reference]) == 0)
+        #expect(
+            try tool(
+                "/usr/bin/pdftocairo",
+                ["-png", "-r", "100", "-f", "2", "-l", "2", "-singlefile", Fixtures.pdf("sample.pdf"), reference]) == 0)
         let a = try PNGImage(path: ours)
         let b = try PNGImage(path: reference + ".png")
         #expect(a.width == b.width && a.height == b.height, "same size as pdftocairo")
@@ -85,14 +88,17 @@ import TestSupport
         #expect(try box.fails("render", "sample", "--page", "0").stderr.contains("out of range"))
         #expect(try box.margin.run(["render", "sample", "--page", "1", "--dpi", "0"]).status == 64)
         #expect(try box.margin.run(["render", "sample", "--page", "1", "--dpi", "-5"]).status == 64)
-        #expect(try box.fails("render", "sample", "--page", "1", "-o", "/nonexistent-folder/x.png").stderr.contains("does not exist"))
+        #expect(
+            try box.fails("render", "sample", "--page", "1", "-o", "/nonexistent-folder/x.png").stderr.contains(
+                "does not exist"))
         try box.ok("render", "sample", "--page", "1", "--dpi", "20", "-o", out)
         let before = Fixtures.bytes(out)
         #expect(try box.fails("render", "sample", "--page", "2", "--dpi", "20", "-o", out).stderr.contains("--force"))
         #expect(Fixtures.bytes(out) == before, "an existing file is kept")
         try box.ok("render", "sample", "--page", "2", "--dpi", "20", "-o", out, "--force")
         #expect(Fixtures.bytes(out) != before)
-        let capped = try box.ok("render", "sample", "--page", "1", "--dpi", "100000", "-o", box.folder.path + "/big.png", "--json")
+        let capped = try box.ok(
+            "render", "sample", "--page", "1", "--dpi", "100000", "-o", box.folder.path + "/big.png", "--json")
         #expect(capped.stderr.contains("capped the resolution"))
         let json = try #require(try capped.json() as? [String: Any])
         #expect((json["width"] as? Int ?? 0) <= 10000)
@@ -106,7 +112,8 @@ import TestSupport
         try FileManager.default.removeItem(atPath: file)
         let output = box.folder.path + "/again.png"
         let refused = try box.fails("render", "sample", "--page", "1", "--dpi", "20", "-o", output)
-        #expect(refused.stderr.contains("not in the cache") && refused.stderr.contains("'margin fetch 1'"), "\(refused)")
+        #expect(
+            refused.stderr.contains("not in the cache") && refused.stderr.contains("'margin fetch 1'"), "\(refused)")
         #expect(!FileManager.default.fileExists(atPath: file) && !FileManager.default.fileExists(atPath: output))
         try box.ok("fetch", "sample")
         #expect(FileManager.default.fileExists(atPath: file), "fetched again from its source")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// One test's library: a temporary MARGIN_HOME and a runner for the built binary.
 final class Sandbox: Sendable {
@@ -35,7 +35,9 @@ final class Sandbox: Sendable {
         let lines = result.stderrLines
         let first = lines.firstIndex { $0.hasPrefix("error: ") } ?? lines.count
         #expect(first < lines.count, "\(arguments): \(result)", sourceLocation: sourceLocation)
-        #expect(lines[..<first].allSatisfy { $0.hasPrefix("note: ") }, "\(arguments): \(result)", sourceLocation: sourceLocation)
+        #expect(
+            lines[..<first].allSatisfy { $0.hasPrefix("note: ") }, "\(arguments): \(result)",
+            sourceLocation: sourceLocation)
         #expect(
             result.stderr.components(separatedBy: "error: ").count == 2, "exactly one error line: \(result)",
             sourceLocation: sourceLocation)

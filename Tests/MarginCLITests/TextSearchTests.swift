@@ -1,11 +1,12 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct TextSearchTests {
     func library() throws -> Sandbox {
         let box = Sandbox()
-        try box.ok("add", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), Fixtures.pdf("mixed.pdf"), "--jobs", "1")
+        try box.ok(
+            "add", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), Fixtures.pdf("mixed.pdf"), "--jobs", "1")
         return box
     }
 
@@ -125,7 +126,8 @@ import TestSupport
         let box = Sandbox()
         // A library made by the first schema version: no page text at all.
         try FileManager.default.createDirectory(atPath: box.home + "/cache", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v1.sqlite", toPath: box.home + "/library.sqlite")
+        try FileManager.default.copyItem(
+            atPath: Fixtures.root + "/fixtures/db/v1.sqlite", toPath: box.home + "/library.sqlite")
         for name in ["sample.pdf", "second.pdf", "untitled-notes.pdf"] {
             let sha = try sha256(Fixtures.pdf(name))
             let folder = box.home + "/cache/pdfs/" + sha.prefix(2)
@@ -134,7 +136,9 @@ import TestSupport
         }
         let unindexed = try box.ok("search", "herons")
         #expect(unindexed.stdout.isEmpty, "\(unindexed)")
-        #expect(unindexed.stderr.contains("3 books not searched") && unindexed.stderr.contains("'margin reindex 1 2 3'"), "\(unindexed)")
+        #expect(
+            unindexed.stderr.contains("3 books not searched") && unindexed.stderr.contains("'margin reindex 1 2 3'"),
+            "\(unindexed)")
         #expect(FileManager.default.fileExists(atPath: box.home + "/library.sqlite.bak-1"), "a backup before migrating")
         let text = try box.ok("text", "field", "--pages", "1")
         #expect(text.stdout.contains("Herons"), "\(text)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A folder made read-only by a read-only bind mount (root can write anywhere else). Tests that
 /// need one are skipped where it can't be made.
@@ -37,7 +37,8 @@ final class ReadOnlyMount {
         let mount = try #require(ReadOnlyMount(box.home))
         let elsewhere = TemporaryFolder()
         for arguments in [
-            ["list"], ["show", "sample"], ["text", "sample", "--pages", "1"], ["search", "fox"], ["annotations", "sample"],
+            ["list"], ["show", "sample"], ["text", "sample", "--pages", "1"], ["search", "fox"],
+            ["annotations", "sample"],
             ["highlight", "list"], ["export", "sample", "--format", "json"], ["db", "status"], ["recent"],
             ["render", "sample", "--page", "1", "-o", elsewhere.path + "/page.png"],
         ] {
@@ -68,9 +69,14 @@ final class ReadOnlyMount {
         #expect(server.allRequests.isEmpty, "search went to the network: \(server.allRequests.map(\.path))")
         // Reading commands never fetch: a missing PDF is named, with the command that fetches it.
         let before = try box.snapshot()
-        for arguments in [["render", "1", "--page", "1", "-o", box.folder.path + "/p.png"], ["text", "1"], ["export", "1", "--format", "pdf", "-o", box.folder.path + "/a.pdf"]] {
+        for arguments in [
+            ["render", "1", "--page", "1", "-o", box.folder.path + "/p.png"], ["text", "1"],
+            ["export", "1", "--format", "pdf", "-o", box.folder.path + "/a.pdf"],
+        ] {
             let failed = try box.fails(arguments)
-            #expect(failed.stderr.contains("not in the cache") && failed.stderr.contains("'margin fetch 1'"), "\(arguments): \(failed)")
+            #expect(
+                failed.stderr.contains("not in the cache") && failed.stderr.contains("'margin fetch 1'"),
+                "\(arguments): \(failed)")
         }
         #expect(server.allRequests.isEmpty, "a reading command went to the network: \(server.allRequests.map(\.path))")
         #expect(try box.snapshot() == before)
@@ -85,7 +91,9 @@ final class ReadOnlyMount {
         for arguments in [["list"], ["show", "1"], ["search", "untitled"], ["recent"]] {
             let result = try box.ok(arguments)
             for control in ["\u{1B}", "\u{7}", "\r"] {
-                #expect(!result.stdout.contains(control), "\(arguments) printed a control character: \(result.stdout.debugDescription)")
+                #expect(
+                    !result.stdout.contains(control),
+                    "\(arguments) printed a control character: \(result.stdout.debugDescription)")
             }
         }
         let json = try #require(try box.books().first)
@@ -109,7 +117,8 @@ final class ReadOnlyMount {
         let restored = Sandbox()
         try restored.ok("add", Fixtures.pdf("sample.pdf"))
         try restored.ok("import", backup)
-        try FileManager.default.createDirectory(atPath: restored.home + "/cache/pdfs/src", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: restored.home + "/cache/pdfs/src", withIntermediateDirectories: true)
         try restored.ok("fetch", "field")
         let refused = try restored.fails("render", "field", "--page", "1", "-o", restored.folder.path + "/page.png")
         #expect(refused.stderr.contains("password"), "\(refused)")
@@ -132,18 +141,25 @@ final class ReadOnlyMount {
     @Test func credentialsInURLsAreRedacted() throws {
         let server = try TestHTTPServer(routes: ["/paper.pdf": .file(Fixtures.pdf("sample.pdf"))])
         defer { server.shutdown() }
-        let url = server.url("/paper.pdf").replacingOccurrences(of: "http://", with: "http://reader:hunter2@") + "?token=abc123&page=1"
+        let url =
+            server.url("/paper.pdf").replacingOccurrences(of: "http://", with: "http://reader:hunter2@")
+            + "?token=abc123&page=1"
         let box = Sandbox()
         let added = try box.ok("add", url, "--json")
         let outputs = [
             added.stdout, try box.ok("list", "--json").stdout, try box.ok("show", "1").stdout,
-            try box.ok("export", "1", "--format", "json").stdout, try box.ok("export", "1", "--format", "markdown").stdout,
+            try box.ok("export", "1", "--format", "json").stdout,
+            try box.ok("export", "1", "--format", "markdown").stdout,
             try box.ok("export", "1", "--format", "csv").stdout, try box.ok("book", "versions", "1", "--json").stdout,
         ]
         for output in outputs {
             #expect(!output.contains("hunter2") && !output.contains("abc123"), "\(output)")
         }
-        #expect(try box.books().first?["sources"] as? [String] == [server.url("/paper.pdf").replacingOccurrences(of: "http://", with: "http://REDACTED@") + "?token=REDACTED&page=1"])
+        #expect(
+            try box.books().first?["sources"] as? [String] == [
+                server.url("/paper.pdf").replacingOccurrences(of: "http://", with: "http://REDACTED@")
+                    + "?token=REDACTED&page=1"
+            ])
         try box.ok("cache", "clear", "--all")
         try box.ok("path", "1")
         #expect(server.allRequests.last?.uri.contains("token=abc123") == true, "fetched again with the whole URL")
@@ -165,7 +181,9 @@ final class ReadOnlyMount {
         for (arguments, expected) in cases {
             let result = try box.margin.run(arguments)
             #expect(result.status == 64, "\(arguments): \(result)")
-            #expect(result.stderr.hasPrefix("error: ") && result.stderr.contains(expected), "\(arguments): \(result.stderr)")
+            #expect(
+                result.stderr.hasPrefix("error: ") && result.stderr.contains(expected), "\(arguments): \(result.stderr)"
+            )
         }
         let help = try box.ok("help", "db", "check").stdout
         #expect(!help.contains("   no longer"), "no stray indentation: \(help)")
@@ -178,7 +196,8 @@ final class ReadOnlyMount {
     /// Folders and tags are normalised; a highlight on a removed book is refused in words.
     @Test func foldersAndTagsAreNormalised() throws {
         let box = Sandbox()
-        try box.ok("add", Fixtures.pdf("sample.pdf"), "--folder", " papers//ml/ ", "--tag", "a,b", "--tag", "two\nlines")
+        try box.ok(
+            "add", Fixtures.pdf("sample.pdf"), "--folder", " papers//ml/ ", "--tag", "a,b", "--tag", "two\nlines")
         let book = try #require(try box.books().first)
         #expect(book.string("folder") == "papers/ml")
         #expect(book["tags"] as? [String] == ["a", "b", "two lines"])

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct VersionTests {
     let original = Fixtures.bytes(Fixtures.pdf("sample.pdf"))
@@ -15,7 +15,8 @@ import TestSupport
         try box.ok("highlight", "add", "sample", "--text", "inverted index", "--note", "moves")
         try box.ok("highlight", "add", "sample", "--text", "quick brown", "--page", "2")
         try box.ok("highlight", "add", "sample", "--text", "Zebra crossings")
-        server.setRoute("/paper.pdf", .validated(revised, etag: "\"two\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+        server.setRoute(
+            "/paper.pdf", .validated(revised, etag: "\"two\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         return (box, server)
     }
 
@@ -36,7 +37,9 @@ import TestSupport
         let after = try highlights(box)
         #expect(after["inverted index"]?.int("page") == 3, "moved a page down with the preface")
         #expect(after["inverted index"]?.string("note") == "moves", "the note stays")
-        #expect(after["quick brown"]?.int("page") == 3, "the repeat on page 2 (now 3) chosen by its context, not the one on page 2")
+        #expect(
+            after["quick brown"]?.int("page") == 3,
+            "the repeat on page 2 (now 3) chosen by its context, not the one on page 2")
         #expect(after["Zebra crossings"]?["orphaned"] as? Bool == true, "not found, kept, marked")
         #expect(after["Zebra crossings"]?.int("page") == before["Zebra crossings"]?.int("page"))
         #expect(after["inverted index"]?["rects"] as? [[Double]] != nil)
@@ -104,11 +107,13 @@ import TestSupport
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: outside))
         let pdfs = box.home + "/cache/pdfs/zz"
         try FileManager.default.createDirectory(atPath: pdfs, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Fixtures.pdf("untitled-notes.pdf"), toPath: pdfs + "/" + String(repeating: "f", count: 64) + ".pdf")
+        try FileManager.default.copyItem(
+            atPath: Fixtures.pdf("untitled-notes.pdf"), toPath: pdfs + "/" + String(repeating: "f", count: 64) + ".pdf")
         try FileManager.default.createSymbolicLink(atPath: pdfs + "/link.pdf", withDestinationPath: outside)
         let stale = box.home + "/cache/tmp/download-old.part"
         try Data("partial".utf8).write(to: URL(fileURLWithPath: stale))
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: stale)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: stale)
         let prune = try #require(try box.ok("cache", "prune", "--json").json() as? [String: Any])
         #expect((prune["removed"] as? [String])?.count == 2)
         #expect(FileManager.default.fileExists(atPath: outside), "a symlink is never followed out of the cache")

@@ -1,10 +1,10 @@
-
-@testable import MarginKit
 import Foundation
 import MarginCore
 import Poppler
-import Testing
 import TestSupport
+import Testing
+
+@testable import MarginKit
 
 @Suite struct DocumentCacheTests {
     /// A command touching many pages of a book opens it once; the least recently used document
@@ -20,6 +20,8 @@ import TestSupport
         #expect(cache.count == 2)
         let pages = try cache.withDocument(path: Fixtures.pdf("encrypted.pdf"), password: "secret") { $0.pageCount }
         #expect(pages == 2)
-        #expect(throws: (any Error).self) { try cache.withDocument(path: Fixtures.pdf("encrypted.pdf"), password: nil) { $0.pageCount } }
+        #expect(throws: (any Error).self) {
+            try cache.withDocument(path: Fixtures.pdf("encrypted.pdf"), password: nil) { $0.pageCount }
+        }
     }
 }

@@ -1,8 +1,8 @@
-
-@testable import MarginKit
 import Foundation
 import MarginCore
 import Testing
+
+@testable import MarginKit
 
 @Suite struct ParsingTests {
     @Test(arguments: [
@@ -29,11 +29,21 @@ import Testing
     }
 
     @Test func libraryPaths() {
-        #expect(LibraryPaths.resolve(library: "/lib", environment: ["MARGIN_HOME": "/home"]).database == "/lib/library.sqlite")
+        #expect(
+            LibraryPaths.resolve(library: "/lib", environment: ["MARGIN_HOME": "/home"]).database
+                == "/lib/library.sqlite")
         #expect(LibraryPaths.resolve(library: nil, environment: ["MARGIN_HOME": "/home"]).cache == "/home/cache")
-        let xdg = LibraryPaths.resolve(library: nil, environment: ["HOME": "/u", "XDG_DATA_HOME": "/d", "XDG_CACHE_HOME": "/c"])
-        #expect(xdg == LibraryPaths(database: "/d/margin/library.sqlite", cache: "/c/margin", keyFile: "/u/.config/margin/key"))
+        let xdg = LibraryPaths.resolve(
+            library: nil, environment: ["HOME": "/u", "XDG_DATA_HOME": "/d", "XDG_CACHE_HOME": "/c"])
+        #expect(
+            xdg
+                == LibraryPaths(
+                    database: "/d/margin/library.sqlite", cache: "/c/margin", keyFile: "/u/.config/margin/key"))
         let plain = LibraryPaths.resolve(library: nil, environment: ["HOME": "/u"])
-        #expect(plain == LibraryPaths(database: "/u/.local/share/margin/library.sqlite", cache: "/u/.cache/margin", keyFile: "/u/.config/margin/key"))
+        #expect(
+            plain
+                == LibraryPaths(
+                    database: "/u/.local/share/margin/library.sqlite", cache: "/u/.cache/margin",
+                    keyFile: "/u/.config/margin/key"))
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import MarginCore
 import MarginKit
 import MarginSQLite
-import Testing
 import TestSupport
+import Testing
 
 /// A `Downloader` that fails the test which reached for the network: the use cases run here
 /// touch no network, and one that tries is a defect (an unexpected fetch in a read, say).

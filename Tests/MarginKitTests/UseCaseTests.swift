@@ -2,8 +2,8 @@ import Foundation
 import MarginCore
 import MarginKit
 import Poppler
-import Testing
 import TestSupport
+import Testing
 
 /// The use cases in process, over an in-memory store and real PDFs through poppler, with the
 /// network closed. The binary's tests keep the command-line contract; these cover the library.
@@ -61,9 +61,12 @@ import TestSupport
         _ = try library.addBookmark(book, page: 3, label: "end")
         var annotations = SearchOptions()
         annotations.annotations = true
-        #expect(try library.search("key IDEA", options: annotations).hits.map(\.kind) == ["highlight"], "found by its note")
+        #expect(
+            try library.search("key IDEA", options: annotations).hits.map(\.kind) == ["highlight"], "found by its note")
         _ = try library.editMemo(id: memo.id ?? 0, text: "Read twice")
-        #expect(try library.search("again", options: annotations).hits.isEmpty, "an edited memo is found by its new text only")
+        #expect(
+            try library.search("again", options: annotations).hits.isEmpty,
+            "an edited memo is found by its new text only")
         #expect(try library.search("twice", options: annotations).hits.count == 1)
         #expect(try library.annotations(of: book).count == 3)
         _ = try library.removeHighlight(id: highlight.id ?? 0)

@@ -1,15 +1,17 @@
-@testable import MarginSQLite
 import Foundation
 import MarginCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import MarginSQLite
 
 @Suite struct MigrationTests {
     /// Every database in fixtures/db/ (one per shipped schema version) opens with today's
     /// margin, is migrated to the latest version, is backed up first, and keeps all its rows.
     @Test func everyShippedVersionUpgradesWithNothingLost() throws {
         let folder = Fixtures.root + "/fixtures/db"
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sqlite") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sqlite") }
+            .sorted()
         #expect(!names.isEmpty, "fixtures/db/ must hold a database per shipped schema version")
         for name in names {
             let temp = TemporaryFolder()

@@ -2,8 +2,8 @@ import Foundation
 import MarginCore
 import MarginSQLite
 import StoreConformance
-import Testing
 import TestSupport
+import Testing
 
 /// The SQLite store passes every store conformance check, in memory and in a file.
 @Suite struct SQLiteConformanceTests {

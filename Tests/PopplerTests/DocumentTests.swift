@@ -1,7 +1,7 @@
 import Foundation
 import Poppler
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct DocumentTests {
     @Test func readsMetadataAndPageCount() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Poppler
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct OverlayRenderTests {
     /// Highlights are drawn translucent in their colour over the text; a marker is solid.

@@ -58,7 +58,9 @@ public enum StoreConformance {
         _ = try makeBook(store, "alpha", sha: sha("2"), folder: "a/b")
         _ = try makeBook(store, "Mid", sha: sha("3"), folder: "c")
         let repository = store.repository
-        let sorted = try repository.read { try $0.fetch(Query<Book>().sorted(by: Book.Fields.title.ascending)).map(\.title) }
+        let sorted = try repository.read {
+            try $0.fetch(Query<Book>().sorted(by: Book.Fields.title.ascending)).map(\.title)
+        }
         #expect(sorted == ["alpha", "Mid", "Zen"], "text sorts case-insensitively")
         let page = try repository.read { reader in
             try reader.fetch(Query<Book>().sorted(by: Book.Fields.title.ascending).limit(1, offset: 1)).map(\.title)
@@ -129,12 +131,15 @@ public enum StoreConformance {
         }
         let left = try store.repository.read { reader in
             [
-                try reader.count(Query<Source>()), try reader.count(Query<MarginCore.Tag>()), try reader.count(Query<Memo>()),
+                try reader.count(Query<Source>()), try reader.count(Query<MarginCore.Tag>()),
+                try reader.count(Query<Memo>()),
                 try reader.count(Query<PageText>()),
             ]
         }
         #expect(left == [0, 0, 0, 0])
-        let hits = try store.repository.read { try $0.textIndex.candidateAnnotations(containing: ["book"], bookId: nil) }
+        let hits = try store.repository.read {
+            try $0.textIndex.candidateAnnotations(containing: ["book"], bookId: nil)
+        }
         #expect(hits.isEmpty, "the index forgets what was deleted")
     }
 
@@ -215,7 +220,9 @@ public enum StoreConformance {
             try writer.insert(&memo)
         }
         func candidates(_ term: String) throws -> Set<String> {
-            let found = try store.repository.read { try $0.textIndex.candidateAnnotations(containing: [folded(term)], bookId: bookId) }
+            let found = try store.repository.read {
+                try $0.textIndex.candidateAnnotations(containing: [folded(term)], bookId: bookId)
+            }
             return Set(found.map { "\($0.kind) \($0.id)" })
         }
         let highlightKey = "highlight \(highlight.id ?? -1)"

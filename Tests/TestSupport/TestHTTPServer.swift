@@ -24,7 +24,10 @@ public struct Reply: Sendable {
     /// Send the body in pieces of this size with this delay between them (a slow drip).
     public var drip: (bytes: Int, delay: Double)?
 
-    public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8] = [], cutAfter: Int? = nil, drip: (bytes: Int, delay: Double)? = nil) {
+    public init(
+        status: Int = 200, headers: [(String, String)] = [], body: [UInt8] = [], cutAfter: Int? = nil,
+        drip: (bytes: Int, delay: Double)? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -54,15 +57,21 @@ public enum Route: Sendable {
 
     /// A file served like a careful static server: ETag and Last-Modified, 304 for matching
     /// conditional requests, 206 for Range requests (honouring If-Range) unless `ranges` is false.
-    public static func validated(_ bytes: [UInt8], etag: String, lastModified: String = "Wed, 21 Oct 2026 07:28:00 GMT", ranges: Bool = true, cutAfter: Int? = nil) -> Route {
+    public static func validated(
+        _ bytes: [UInt8], etag: String, lastModified: String = "Wed, 21 Oct 2026 07:28:00 GMT", ranges: Bool = true,
+        cutAfter: Int? = nil
+    ) -> Route {
         .handler { request in
-            serveValidated(bytes, etag: etag, lastModified: lastModified, ranges: ranges, cutAfter: cutAfter, request: request)
+            serveValidated(
+                bytes, etag: etag, lastModified: lastModified, ranges: ranges, cutAfter: cutAfter, request: request)
         }
     }
 }
 
 /// The reply of a careful static server for `bytes` (see `Route.validated`).
-public func serveValidated(_ bytes: [UInt8], etag: String, lastModified: String, ranges: Bool, cutAfter: Int?, request: SeenRequest) -> Reply {
+public func serveValidated(
+    _ bytes: [UInt8], etag: String, lastModified: String, ranges: Bool, cutAfter: Int?, request: SeenRequest
+) -> Reply {
     let validators = [("ETag", etag), ("Last-Modified", lastModified), ("Content-Type", "application/pdf")]
     if let match = request.header("if-none-match"), match == etag {
         return Reply(status: 304, headers: validators)
@@ -75,13 +84,20 @@ public func serveValidated(_ bytes: [UInt8], etag: String, lastModified: String,
     {
         let ifRange = request.header("if-range")
         if ifRange == nil || ifRange == etag || ifRange == lastModified {
-            guard start < bytes.count else { return Reply(status: 416, headers: [("Content-Range", "bytes */\(bytes.count)")]) }
+            guard start < bytes.count else {
+                return Reply(status: 416, headers: [("Content-Range", "bytes */\(bytes.count)")])
+            }
             return Reply(
-                status: 206, headers: validators + [("Content-Range", "bytes \(start)-\(bytes.count - 1)/\(bytes.count)"), ("Accept-Ranges", "bytes")],
+                status: 206,
+                headers: validators + [
+                    ("Content-Range", "bytes \(start)-\(bytes.count - 1)/\(bytes.count)"), ("Accept-Ranges", "bytes"),
+                ],
                 body: Array(bytes[start...]))
         }
     }
-    return Reply(status: 200, headers: validators + [("Accept-Ranges", ranges ? "bytes" : "none")], body: bytes, cutAfter: cutAfter)
+    return Reply(
+        status: 200, headers: validators + [("Accept-Ranges", ranges ? "bytes" : "none")], body: bytes,
+        cutAfter: cutAfter)
 }
 
 /// A real HTTP/1.1 server on 127.0.0.1 and a free port, for tests. Nothing leaves the machine.
@@ -152,7 +168,9 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
         case .head(let head):
             var headers = [String: String]()
             for (name, value) in head.headers { headers[name.lowercased()] = value }
-            request = SeenRequest(path: String(head.uri.split(separator: "?", maxSplits: 1).first ?? "/"), headers: headers, uri: head.uri)
+            request = SeenRequest(
+                path: String(head.uri.split(separator: "?", maxSplits: 1).first ?? "/"), headers: headers, uri: head.uri
+            )
         case .body:
             break
         case .end:
@@ -182,11 +200,14 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
         var headers = HTTPHeaders()
         for (name, value) in reply.headers { headers.add(name: name, value: value) }
         if reply.status != 304 { headers.replaceOrAdd(name: "Content-Length", value: String(reply.body.count)) }
-        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: reply.status), headers: headers)
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: reply.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         let sent = reply.cutAfter.map { Array(reply.body.prefix($0)) } ?? (reply.status == 304 ? [] : reply.body)
         if let drip = reply.drip, !sent.isEmpty {
-            dripBody(context: context, bytes: sent[...], piece: max(1, drip.bytes), delay: drip.delay, close: reply.cutAfter != nil)
+            dripBody(
+                context: context, bytes: sent[...], piece: max(1, drip.bytes), delay: drip.delay,
+                close: reply.cutAfter != nil)
             return
         }
         if !sent.isEmpty {
@@ -195,7 +216,9 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
         finish(context: context, close: reply.cutAfter != nil)
     }
 
-    private func dripBody(context: ChannelHandlerContext, bytes: ArraySlice<UInt8>, piece: Int, delay: Double, close: Bool) {
+    private func dripBody(
+        context: ChannelHandlerContext, bytes: ArraySlice<UInt8>, piece: Int, delay: Double, close: Bool
+    ) {
         let chunk = bytes.prefix(piece)
         let rest = bytes.dropFirst(piece)
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: chunk)))), promise: nil)

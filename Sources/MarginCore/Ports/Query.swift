@@ -53,7 +53,9 @@ public struct Field<M: Model, V: StoreValueConvertible>: Sendable {
     public static func < (field: Self, value: V) -> Predicate { .compare(field.name, .less, value.storeValue) }
     public static func <= (field: Self, value: V) -> Predicate { .compare(field.name, .lessOrEqual, value.storeValue) }
     public static func > (field: Self, value: V) -> Predicate { .compare(field.name, .greater, value.storeValue) }
-    public static func >= (field: Self, value: V) -> Predicate { .compare(field.name, .greaterOrEqual, value.storeValue) }
+    public static func >= (field: Self, value: V) -> Predicate {
+        .compare(field.name, .greaterOrEqual, value.storeValue)
+    }
     public func hasPrefix(_ text: String) -> Predicate { .hasPrefix(name, text) }
     public func isIn(_ values: [V]) -> Predicate { .isIn(name, values.map(\.storeValue)) }
     public var isNull: Predicate { .isNull(name) }

@@ -31,7 +31,8 @@ public struct SearchableText: Sendable {
         var pendingSpace = false
         while index < scalars.count {
             let scalar = scalars[index]
-            if isHyphen(scalar), let next = joinedLineBreak(scalars, after: index), let last = cased.last, isLetter(last),
+            if isHyphen(scalar), let next = joinedLineBreak(scalars, after: index), let last = cased.last,
+                isLetter(last),
                 next < scalars.count, isLetter(scalars[next])
             {
                 // "in-\ndex" reads "index" (and "co-\noperation" also "co-operation", below).
@@ -130,7 +131,8 @@ public struct SearchableText: Sendable {
         if start > 0, let space = cased[start..<range.lowerBound].firstIndex(of: " ") { start = space + 1 }
         if end < cased.count, let space = cased[range.upperBound..<end].lastIndex(of: " ") { end = space }
         return (start > 0 ? "…" : "") + scalarString(cased[start..<range.lowerBound]) + open
-            + scalarString(cased[range]) + close + scalarString(cased[range.upperBound..<end]) + (end < cased.count ? "…" : "")
+            + scalarString(cased[range]) + close + scalarString(cased[range.upperBound..<end])
+            + (end < cased.count ? "…" : "")
     }
 }
 
@@ -191,7 +193,9 @@ private func joinedLineBreak(_ scalars: [Unicode.Scalar], after index: Int) -> I
 }
 
 private func isSpace(_ scalar: Unicode.Scalar) -> Bool {
-    scalar.value < 0x80 ? (scalar == " " || scalar == "\n" || scalar == "\t" || scalar == "\r" || scalar == "\u{0C}" || scalar == "\u{0B}") : scalar.properties.isWhitespace
+    scalar.value < 0x80
+        ? (scalar == " " || scalar == "\n" || scalar == "\t" || scalar == "\r" || scalar == "\u{0C}"
+            || scalar == "\u{0B}") : scalar.properties.isWhitespace
 }
 
 private func isLetter(_ scalar: Unicode.Scalar) -> Bool {

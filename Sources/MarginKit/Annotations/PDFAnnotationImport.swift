@@ -22,7 +22,8 @@ extension Library {
                 let modified = annotation.modified.flatMap(parsePDFDate)
                 let id = stableUUID(book.sha256, number, annotation.index, annotation.kind.rawValue)
                 if let contents = annotation.contents {
-                    try checkNoteSize(contents, what: "the note of annotation \(annotation.index + 1)", at: "page \(number)")
+                    try checkNoteSize(
+                        contents, what: "the note of annotation \(annotation.index + 1)", at: "page \(number)")
                 }
                 switch annotation.kind {
                 case .highlight, .underline, .strikeOut, .squiggly:
@@ -31,7 +32,8 @@ extension Library {
                     let text = scalarString(SearchableText(page.text(in: rects)).cased)
                     let (prefix, suffix) = context(of: foldedTerm(text), occurrence: 0, in: stored[number] ?? page.text)
                     var highlight = Highlight(
-                        bookId: bookId, page: number, text: text, prefix: prefix, suffix: suffix, rects: rects.map(\.array),
+                        bookId: bookId, page: number, text: text, prefix: prefix, suffix: suffix,
+                        rects: rects.map(\.array),
                         color: annotation.color.map(HighlightColor.hex) ?? HighlightColor.defaultColor,
                         note: annotation.contents.map(normalizedLineEnds),
                         author: annotation.author)
@@ -83,10 +85,11 @@ func stableUUID(_ parts: CustomStringConvertible...) -> UUID {
     var bytes = Array(digest.prefix(16))
     bytes[6] = (bytes[6] & 0x0f) | 0x50  // version 5 style: name-based
     bytes[8] = (bytes[8] & 0x3f) | 0x80  // RFC 4122 variant
-    return UUID(uuid: (
-        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-        bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-    ))
+    return UUID(
+        uuid: (
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+        ))
 }
 
 /// Parses a PDF date: `D:YYYYMMDDHHmmSSOHH'mm'` (every part after the year optional).
@@ -98,7 +101,8 @@ func parsePDFDate(_ text: String) -> Date? {
     func part(_ offset: Int, _ length: Int, _ fallback: Int) -> Int {
         let start = digits.index(digits.startIndex, offsetBy: offset, limitedBy: digits.endIndex) ?? digits.endIndex
         let end = digits.index(start, offsetBy: length, limitedBy: digits.endIndex) ?? digits.endIndex
-        return Int(digits[start..<end]).flatMap { digits.distance(from: start, to: end) == length ? $0 : nil } ?? fallback
+        return Int(digits[start..<end]).flatMap { digits.distance(from: start, to: end) == length ? $0 : nil }
+            ?? fallback
     }
     var components = DateComponents(
         calendar: Calendar(identifier: .gregorian), year: part(0, 4, 1970), month: part(4, 2, 1), day: part(6, 2, 1),

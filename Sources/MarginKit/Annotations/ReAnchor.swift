@@ -15,7 +15,9 @@ public struct AnchorCounts: Sendable, Encodable, Equatable {
 /// space-collapsed, de-hyphenated) text is a candidate, the stored prefix and suffix choose
 /// between repeats, then poppler gives the new rects. Highlights that can't be found are marked
 /// orphaned, never deleted.
-func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) -> (updated: [Highlight], counts: AnchorCounts) {
+func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) -> (
+    updated: [Highlight], counts: AnchorCounts
+) {
     let searchable = pages.map { (number: $0.number, text: SearchableText($0.text)) }
     let texts = Dictionary(pages.map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
     var wordIndex = WordIndex(searchable.map(\.text))
@@ -54,7 +56,8 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) 
         if locators[best.page] == nil {
             locators[best.page] = PageLocator(number: best.page, text: text, page: try? document.page(best.page))
         }
-        guard let found = locators[best.page]?.occurrence(at: best.range, keepHyphens: highlight.text.contains("-")) else {
+        guard let found = locators[best.page]?.occurrence(at: best.range, keepHyphens: highlight.text.contains("-"))
+        else {
             result.orphaned = true
             counts.orphaned += 1
             updated.append(result)
@@ -112,7 +115,9 @@ func pageMapping(old: [PageText], new: [PageText]) -> [Int: Int] {
         var votes = [Int: Int]()
         let own = shingles(page.text)
         // A run found on many pages (a running header) says nothing.
-        for shingle in own { if let pages = index[shingle], pages.count <= 3 { for number in pages { votes[number, default: 0] += 1 } } }
+        for shingle in own {
+            if let pages = index[shingle], pages.count <= 3 { for number in pages { votes[number, default: 0] += 1 } }
+        }
         let best = votes.max { a, b in
             (a.value, -abs(a.key - page.number)) < (b.value, -abs(b.key - page.number))
         }
@@ -140,7 +145,8 @@ struct WordIndex {
 
     /// The pages holding the rarest whole word of a highlight's context and text (the words at
     /// the cut ends may be parts of words, so they don't count); nil when there is none.
-    func candidates(forContext before: [Unicode.Scalar], _ term: [Unicode.Scalar], _ after: [Unicode.Scalar]) -> [Int]? {
+    func candidates(forContext before: [Unicode.Scalar], _ term: [Unicode.Scalar], _ after: [Unicode.Scalar]) -> [Int]?
+    {
         let whole = Array(words(before).dropFirst()) + words(term) + Array(words(after).dropLast())
         let known = whole.compactMap { word in pages[word].map { (word, $0) } }
         return known.min { $0.1.count < $1.1.count }?.1

@@ -42,7 +42,8 @@ struct PageLocator {
         let prefix = scalarString(text.cased[max(0, range.lowerBound - 32)..<range.lowerBound])
         let suffix = scalarString(text.cased[range.upperBound..<min(text.cased.count, range.upperBound + 32)])
         return Occurrence(
-            range: range, rects: rects, text: display(rawRange, keepHyphens: keepHyphens), prefix: prefix, suffix: suffix)
+            range: range, rects: rects, text: display(rawRange, keepHyphens: keepHyphens), prefix: prefix,
+            suffix: suffix)
     }
 
     /// The boxes of the characters in `range`, merged into one rectangle per line.
@@ -54,7 +55,8 @@ struct PageLocator {
             guard box.x1 > box.x0 || box.y1 > box.y0 else { continue }
             if let last = lines.last, sameLine(last, box) {
                 lines[lines.count - 1] = PDFRect(
-                    x0: min(last.x0, box.x0), y0: min(last.y0, box.y0), x1: max(last.x1, box.x1), y1: max(last.y1, box.y1))
+                    x0: min(last.x0, box.x0), y0: min(last.y0, box.y0), x1: max(last.x1, box.x1),
+                    y1: max(last.y1, box.y1))
             } else {
                 lines.append(box)
             }
@@ -75,7 +77,9 @@ struct PageLocator {
                 index += 1
                 continue
             }
-            if scalar == "-" || scalar == "\u{00AD}" || scalar == "\u{2010}", let last = result.last, last.properties.isAlphabetic {
+            if scalar == "-" || scalar == "\u{00AD}" || scalar == "\u{2010}", let last = result.last,
+                last.properties.isAlphabetic
+            {
                 var next = index + 1
                 var sawBreak = false
                 while next < range.upperBound, isBlank(scalars[next]) {

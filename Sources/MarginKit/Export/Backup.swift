@@ -132,8 +132,9 @@ extension Backup.MemoEntry {
 /// millisecond. The database keeps milliseconds by truncation, so the value is nudged a
 /// microsecond past the millisecond: "…16.884Z" is stored, and exported again, as .884.
 func parseISODate(_ text: String) -> Date? {
-    guard let date = (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-        ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
+    guard
+        let date = (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
     else { return nil }
     let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
     return Date(timeIntervalSince1970: milliseconds / 1000 + 0.000_001)

@@ -43,7 +43,8 @@ extension Library {
                         createdAt: isoDate($0.createdAt), updatedAt: isoDate($0.updatedAt))
                 })
         }
-        return Backup(format: Backup.formatName, version: Backup.currentVersion, exportedAt: isoDate(now), books: entries)
+        return Backup(
+            format: Backup.formatName, version: Backup.currentVersion, exportedAt: isoDate(now), books: entries)
     }
 
     /// The export of `books` as text (markdown, json, csv).
@@ -82,7 +83,8 @@ extension Library {
             let page = try document.page(highlight.page)
             page.addHighlight(
                 highlight.rects.filter { $0.count == 4 }.map { PDFRect(x0: $0[0], y0: $0[1], x1: $0[2], y1: $0[3]) },
-                color: HighlightColor.rgb(highlight.color), contents: highlight.note, author: highlight.author ?? "Margin")
+                color: HighlightColor.rgb(highlight.color), contents: highlight.note,
+                author: highlight.author ?? "Margin")
         }
         var perPage = [Int: Int]()
         for memo in try memos(of: book) {
@@ -173,7 +175,8 @@ func quoteLines(_ text: String, prefix: String) -> [String] {
 
 /// One line of user text that cannot break the document's structure.
 func escapeMarkdownLine(_ line: String) -> String {
-    var text = String(String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f || $0 == "\t" }))
+    var text = String(
+        String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f || $0 == "\t" }))
     text = text.replacingOccurrences(of: "\t", with: " ")
     let trimmed = text.drop { $0 == " " }
     if let first = trimmed.first, "#>-+*`=|~".contains(first) || (first.isNumber && trimmed.contains(".")) {
@@ -187,16 +190,30 @@ func escapeMarkdownLine(_ line: String) -> String {
 /// One row per annotation, RFC 4180 quoting, cells that a spreadsheet would run as a formula
 /// (starting with = + - @, tab or carriage return) prefixed with an apostrophe.
 func csv(_ books: [Backup.BookEntry]) -> String {
-    var rows = [["book_sha256", "book_title", "kind", "uuid", "page", "text", "note", "color", "label", "author", "created_at", "updated_at"]]
+    var rows = [
+        [
+            "book_sha256", "book_title", "kind", "uuid", "page", "text", "note", "color", "label", "author",
+            "created_at", "updated_at",
+        ]
+    ]
     for book in books {
         for b in book.bookmarks {
-            rows.append([book.sha256, book.title, "bookmark", b.uuid, String(b.page), "", "", "", b.label ?? "", "", b.createdAt, b.updatedAt])
+            rows.append([
+                book.sha256, book.title, "bookmark", b.uuid, String(b.page), "", "", "", b.label ?? "", "", b.createdAt,
+                b.updatedAt,
+            ])
         }
         for h in book.highlights {
-            rows.append([book.sha256, book.title, "highlight", h.uuid, String(h.page), h.text, h.note ?? "", h.color, "", h.author ?? "", h.createdAt, h.updatedAt])
+            rows.append([
+                book.sha256, book.title, "highlight", h.uuid, String(h.page), h.text, h.note ?? "", h.color, "",
+                h.author ?? "", h.createdAt, h.updatedAt,
+            ])
         }
         for m in book.memos {
-            rows.append([book.sha256, book.title, "memo", m.uuid, m.page.map(String.init) ?? "", m.text, "", "", "", m.author ?? "", m.createdAt, m.updatedAt])
+            rows.append([
+                book.sha256, book.title, "memo", m.uuid, m.page.map(String.init) ?? "", m.text, "", "", "",
+                m.author ?? "", m.createdAt, m.updatedAt,
+            ])
         }
     }
     return rows.map { $0.map(csvCell).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"

@@ -11,7 +11,9 @@ public struct ImportReport: Sendable, Encodable, Equatable {
         public var conflicts = 0
 
         static func + (a: Counts, b: Counts) -> Counts {
-            Counts(added: a.added + b.added, updated: a.updated + b.updated, unchanged: a.unchanged + b.unchanged, conflicts: a.conflicts + b.conflicts)
+            Counts(
+                added: a.added + b.added, updated: a.updated + b.updated, unchanged: a.unchanged + b.unchanged,
+                conflicts: a.conflicts + b.conflicts)
         }
     }
 
@@ -24,7 +26,9 @@ public struct ImportReport: Sendable, Encodable, Equatable {
     /// Annotations only (books are reported apart).
     public var total: Counts { bookmarks + highlights + memos }
 
-    enum CodingKeys: String, CodingKey { case added, updated, unchanged, conflicts, books, bookmarks, highlights, memos, dryRun }
+    enum CodingKeys: String, CodingKey {
+        case added, updated, unchanged, conflicts, books, bookmarks, highlights, memos, dryRun
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -49,15 +53,21 @@ extension Library {
         do {
             backup = try JSONDecoder().decode(Backup.self, from: data)
         } catch let error as DecodingError {
-            throw MarginError.invalidArgument("\(name) is not a margin backup: \(describe(error)); nothing was imported")
+            throw MarginError.invalidArgument(
+                "\(name) is not a margin backup: \(describe(error)); nothing was imported")
         } catch {
-            throw MarginError.invalidArgument("\(name) is not valid JSON: \(error.localizedDescription); nothing was imported")
+            throw MarginError.invalidArgument(
+                "\(name) is not valid JSON: \(error.localizedDescription); nothing was imported")
         }
         guard backup.format == Backup.formatName else {
-            throw MarginError.invalidArgument("\(name) is not a margin backup: \"format\" is \"\(backup.format)\", expected \"\(Backup.formatName)\"; nothing was imported")
+            throw MarginError.invalidArgument(
+                "\(name) is not a margin backup: \"format\" is \"\(backup.format)\", expected \"\(Backup.formatName)\"; nothing was imported"
+            )
         }
         guard backup.version <= Backup.currentVersion, backup.version >= 1 else {
-            throw MarginError.invalidArgument("\(name) is backup format version \(backup.version); this margin reads version \(Backup.currentVersion) (upgrade margin); nothing was imported")
+            throw MarginError.invalidArgument(
+                "\(name) is backup format version \(backup.version); this margin reads version \(Backup.currentVersion) (upgrade margin); nothing was imported"
+            )
         }
         return backup
     }
@@ -78,7 +88,8 @@ extension Library {
                     let book = try mergeBook(entry, place: place, store, &report.books)
                     let bookId = book.id ?? 0
                     guard books.insert(bookId).inserted else {
-                        throw MarginError.invalidArgument("\(place): the same book as an earlier entry (by UUID or SHA-256)")
+                        throw MarginError.invalidArgument(
+                            "\(place): the same book as an earlier entry (by UUID or SHA-256)")
                     }
                     for (i, e) in entry.bookmarks.enumerated() {
                         let at = "\(place).bookmarks[\(i)]"
@@ -98,7 +109,8 @@ extension Library {
                         }
                         _ = try HighlightColor.parse(e.color)
                         var model = Highlight(
-                            bookId: bookId, page: e.page, text: e.text, prefix: e.prefix, suffix: e.suffix, rects: e.rects,
+                            bookId: bookId, page: e.page, text: e.text, prefix: e.prefix, suffix: e.suffix,
+                            rects: e.rects,
                             color: try HighlightColor.parse(e.color), note: e.note, author: e.author)
                         model.orphaned = e.orphaned
                         model.uuid = try uuid(e.uuid, at: at)
@@ -127,7 +139,9 @@ extension Library {
         return report
     }
 
-    private func mergeBook(_ entry: Backup.BookEntry, place: String, _ store: any StoreWriter, _ counts: inout ImportReport.Counts) throws -> Book {
+    private func mergeBook(
+        _ entry: Backup.BookEntry, place: String, _ store: any StoreWriter, _ counts: inout ImportReport.Counts
+    ) throws -> Book {
         let sha = entry.sha256.lowercased()
         guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
             throw MarginError.invalidArgument("\(place).sha256: expected 64 hex digits")
@@ -144,26 +158,33 @@ extension Library {
         }
         if let byUUID, let bySHA, byUUID.id != bySHA.id {
             throw MarginError.invalidArgument(
-                "\(place).uuid: it is the UUID of '\(byUUID.title)' in the library, but the SHA-256 is that of '\(bySHA.title)'")
+                "\(place).uuid: it is the UUID of '\(byUUID.title)' in the library, but the SHA-256 is that of '\(bySHA.title)'"
+            )
         }
         if let known = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha)),
             known.bookId == (bySHA ?? byUUID)?.id, known.pages != entry.pages || known.bytes != entry.bytes
         {
             throw MarginError.invalidArgument(
-                "\(place): the PDF with this SHA-256 has \(known.pages) pages and \(known.bytes) bytes, not \(entry.pages) and \(entry.bytes)")
+                "\(place): the PDF with this SHA-256 has \(known.pages) pages and \(known.bytes) bytes, not \(entry.pages) and \(entry.bytes)"
+            )
         }
         if let existing = bySHA ?? byUUID {
             counts.unchanged += 1
             // Sources the backup knows are worth keeping.
             for url in entry.sources {
                 var source = Source(bookId: existing.id ?? 0, url: url)
-                if try store.first(Query<Source>().filter(Source.Fields.bookId == (existing.id ?? 0) && Source.Fields.url == url)) == nil {
+                if try store.first(
+                    Query<Source>().filter(Source.Fields.bookId == (existing.id ?? 0) && Source.Fields.url == url))
+                    == nil
+                {
                     try store.insert(&source)
                 }
             }
             return existing
         }
-        guard nonEmpty(entry.title) != nil else { throw MarginError.invalidArgument("\(place).title: must not be empty") }
+        guard nonEmpty(entry.title) != nil else {
+            throw MarginError.invalidArgument("\(place).title: must not be empty")
+        }
         if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
         if self.store.contains(sha) {
             // The PDF is in the cache: believe it, not the backup.
@@ -172,7 +193,8 @@ extension Library {
             let bytes = fileSize(path)
             if let pages, pages != entry.pages || bytes != entry.bytes {
                 throw MarginError.invalidArgument(
-                    "\(place): the PDF with this SHA-256 has \(pages) pages and \(bytes ?? 0) bytes, not \(entry.pages) and \(entry.bytes)")
+                    "\(place): the PDF with this SHA-256 has \(pages) pages and \(bytes ?? 0) bytes, not \(entry.pages) and \(entry.bytes)"
+                )
             }
         }
         var book = Book(
@@ -183,7 +205,8 @@ extension Library {
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
         try store.insert(&book)
-        var version = Version(bookId: book.id ?? 0, sha256: sha, bytes: entry.bytes, pages: entry.pages, source: entry.sources.first)
+        var version = Version(
+            bookId: book.id ?? 0, sha256: sha, bytes: entry.bytes, pages: entry.pages, source: entry.sources.first)
         try store.insert(&version)
         for url in entry.sources {
             var source = Source(bookId: book.id ?? 0, url: url)
@@ -197,10 +220,12 @@ extension Library {
     /// Adds or updates one annotation. Every annotation counts once as added, updated or
     /// unchanged; a conflict (both sides changed) is also counted among `conflicts`.
     private func merge<M: Model & Timestamped & Equatable>(
-        _ incoming: M, at place: String, seen: inout Set<UUID>, _ store: any StoreWriter, _ counts: inout ImportReport.Counts
+        _ incoming: M, at place: String, seen: inout Set<UUID>, _ store: any StoreWriter,
+        _ counts: inout ImportReport.Counts
     ) throws {
         guard seen.insert(incoming.uuid).inserted else {
-            throw MarginError.invalidArgument("\(place).uuid: \(incoming.uuid.uuidString.lowercased()) appears twice in the backup")
+            throw MarginError.invalidArgument(
+                "\(place).uuid: \(incoming.uuid.uuidString.lowercased()) appears twice in the backup")
         }
         let existing = try store.first(Query<M>().filter(Field<M, UUID>("uuid") == incoming.uuid))
         guard let existing else {
@@ -243,7 +268,8 @@ extension Memo: Timestamped {}
 
 private func checkImportedPage(_ page: Int, pages: Int, at place: String) throws {
     guard page >= 1, page <= pages else {
-        throw MarginError.invalidArgument("\(place).page: \(page) is outside the book's pages 1-\(pages); nothing was imported")
+        throw MarginError.invalidArgument(
+            "\(place).page: \(page) is outside the book's pages 1-\(pages); nothing was imported")
     }
 }
 
@@ -278,8 +304,8 @@ private func describe(_ error: DecodingError) -> String {
         let parent = path(context.codingPath)
         return "\(parent.isEmpty ? "" : parent + ": ")missing field \"\(key.stringValue)\""
     case .dataCorrupted(let context):
-        let where_ = path(context.codingPath)
-        return (where_.isEmpty ? "" : where_ + ": ") + context.debugDescription
+        let location = path(context.codingPath)
+        return (location.isEmpty ? "" : location + ": ") + context.debugDescription
     @unknown default:
         return "\(error)"
     }

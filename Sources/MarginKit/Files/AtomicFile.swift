@@ -125,7 +125,9 @@ private func problem(with path: String, _ check: FileCheck) -> String? {
         guard tailBytes(of: path, 1024).range(of: Data("%%EOF".utf8)) != nil else {
             return "the PDF written is incomplete (\(size) bytes, no %%EOF)"
         }
-        guard let document = try? Document(path: path, password: password) else { return "the PDF written does not open" }
+        guard let document = try? Document(path: path, password: password) else {
+            return "the PDF written does not open"
+        }
         if let pages, document.pageCount != pages {
             return "the PDF written has \(document.pageCount) pages, not \(pages)"
         }
@@ -135,7 +137,8 @@ private func problem(with path: String, _ check: FileCheck) -> String? {
         return end.count == 12 && end.subdata(in: 4..<8) == Data("IEND".utf8) ? nil : "the PNG written is incomplete"
     case .svg:
         let text = String(decoding: tailBytes(of: path, 64), as: UTF8.self)
-        return text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("</svg>") ? nil : "the SVG written is incomplete"
+        return text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("</svg>")
+            ? nil : "the SVG written is incomplete"
     }
 }
 
@@ -162,7 +165,9 @@ func removeStaleTemporaries(in folder: String) {
     for name in names where name.hasPrefix(".") {
         guard let marker = name.range(of: ".margin-", options: .backwards) else { continue }
         let rest = name[marker.upperBound...]
-        guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), !processIsAlive(pid) else { continue }
+        guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), !processIsAlive(pid) else {
+            continue
+        }
         try? FileManager.default.removeItem(atPath: folder + "/" + name)
     }
 }

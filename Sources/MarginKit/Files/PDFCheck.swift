@@ -20,9 +20,11 @@ func checkPDF(head: [UInt8], tail: [UInt8], count: Int64, path: String, password
 {
     guard count > 0 else { throw MarginError.emptyFile(input) }
     let marker = Array("%PDF-".utf8)
-    let hasMarker = head.count >= marker.count && (0...(head.count - marker.count)).contains { start in
-        head[start..<start + marker.count].elementsEqual(marker)
-    }
+    let hasMarker =
+        head.count >= marker.count
+        && (0...(head.count - marker.count)).contains { start in
+            head[start..<start + marker.count].elementsEqual(marker)
+        }
     guard hasMarker else {
         let text = String(decoding: head, as: UTF8.self).lowercased()
         if text.contains("<html") || text.contains("<!doctype html") || text.contains("<head") {
@@ -31,9 +33,11 @@ func checkPDF(head: [UInt8], tail: [UInt8], count: Int64, path: String, password
         throw MarginError.notPDF(input)
     }
     let eof = Array("%%EOF".utf8)
-    let hasEOF = tail.count >= eof.count && (0...(tail.count - eof.count)).contains { start in
-        tail[start..<start + eof.count].elementsEqual(eof)
-    }
+    let hasEOF =
+        tail.count >= eof.count
+        && (0...(tail.count - eof.count)).contains { start in
+            tail[start..<start + eof.count].elementsEqual(eof)
+        }
     guard hasEOF else { throw MarginError.truncatedPDF(input) }
     do {
         // Opened without a password first, to learn whether it needs one.
@@ -74,14 +78,17 @@ func cleanTitle(_ title: String?) -> String? {
     where title.hasPrefix(prefix) {
         title = String(title.dropFirst(prefix.count))
     }
-    for suffix in [".docx", ".doc", ".pptx", ".ppt", ".xlsx", ".xls", ".odt", ".rtf", ".tex", ".dvi", ".pdf", ".indd", ".qxd"]
+    for suffix in [
+        ".docx", ".doc", ".pptx", ".ppt", ".xlsx", ".xls", ".odt", ".rtf", ".tex", ".dvi", ".pdf", ".indd", ".qxd",
+    ]
     where title.lowercased().hasSuffix(suffix) {
         title = String(title.dropLast(suffix.count))
     }
     title = title.trimmingCharacters(in: .whitespacesAndNewlines)
     let placeholder = title.lowercased().replacingOccurrences(of: "[0-9 _-]", with: "", options: .regularExpression)
-    if title.isEmpty || ["untitled", "document", "title", "notitle", "untitleddocument", "slide", "presentation", "none", "unknown"]
-        .contains(placeholder)
+    if title.isEmpty
+        || ["untitled", "document", "title", "notitle", "untitleddocument", "slide", "presentation", "none", "unknown"]
+            .contains(placeholder)
     {
         return nil
     }

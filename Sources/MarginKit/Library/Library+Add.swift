@@ -162,10 +162,12 @@ extension Library {
             known?.indexedAt != nil
             ? nil
             : try extractText(
-                path: staged.path, password: facts.needsPassword ? options.password ?? known.flatMap { try? password(of: $0) } : nil,
+                path: staged.path,
+                password: facts.needsPassword ? options.password ?? known.flatMap { try? password(of: $0) } : nil,
                 pageCount: facts.pages)
         // Stored sealed; "" marks an encrypted PDF that opens without a password.
-        let stored = facts.needsPassword ? try options.password.map { try secrets.seal($0) } : (facts.encrypted ? "" : nil)
+        let stored =
+            facts.needsPassword ? try options.password.map { try secrets.seal($0) } : (facts.encrypted ? "" : nil)
         return try Interruption.critical {
             try record(staged, kind: kind, facts: facts, extracted: extracted, options: options, password: stored)
         }
@@ -174,7 +176,8 @@ extension Library {
     /// Places the staged file in the cache and records the book; removes a newly placed file
     /// again when the write fails.
     private func record(
-        _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions, password: String?
+        _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions,
+        password: String?
     ) throws -> (BookInfo, Bool) {
         let placedNew = try store.place(staged.path, sha256: staged.sha256)
         do {
@@ -182,7 +185,8 @@ extension Library {
                 let now = Date()
                 if var existing = try store.first(Query<Book>().filter(Book.Fields.sha256 == staged.sha256)) {
                     let id = existing.id ?? 0
-                    var source = Source(bookId: id, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
+                    var source = Source(
+                        bookId: id, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
                     try store.upsert(&source)
                     try addTags(options.tags, to: id, store, now: now)
                     if (existing.password ?? "").isEmpty, let password, !password.isEmpty {
@@ -202,10 +206,13 @@ extension Library {
                     password: password, now: now)
                 try store.insert(&book)
                 var version = Version(
-                    bookId: book.id ?? 0, sha256: book.sha256, bytes: book.bytes, pages: book.pages, source: kind.sourceURL, now: now)
+                    bookId: book.id ?? 0, sha256: book.sha256, bytes: book.bytes, pages: book.pages,
+                    source: kind.sourceURL, now: now)
                 try store.insert(&version)
                 if let extracted { try storeText(extracted, for: &book, store, now: now) }
-                var source = Source(bookId: book.id ?? 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
+                var source = Source(
+                    bookId: book.id ?? 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified,
+                    now: now)
                 try store.insert(&source)
                 try addTags(options.tags, to: book.id ?? 0, store, now: now)
                 return (try info(book, store), false)
@@ -224,7 +231,8 @@ extension Library {
     func addTags(_ names: [String], to bookId: Int64, _ store: any StoreWriter, now: Date) throws {
         for trimmed in normalizedTags(names) {
             var tag = Tag(bookId: bookId, name: trimmed, now: now)
-            let existing = try store.first(Query<Tag>().filter(Tag.Fields.bookId == bookId && Tag.Fields.name == trimmed))
+            let existing = try store.first(
+                Query<Tag>().filter(Tag.Fields.bookId == bookId && Tag.Fields.name == trimmed))
             if existing == nil { try store.insert(&tag) }
         }
     }
@@ -235,7 +243,9 @@ extension Library {
 public func normalizedTags(_ names: [String]) -> [String] {
     var seen = Set<String>()
     return names.flatMap { $0.split(separator: ",") }.compactMap { part -> String? in
-        let words = part.unicodeScalars.filter { $0.properties.generalCategory != .control || $0.properties.isWhitespace }
+        let words = part.unicodeScalars.filter {
+            $0.properties.generalCategory != .control || $0.properties.isWhitespace
+        }
         let tag = String(String.UnicodeScalarView(words)).split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return tag.isEmpty || !seen.insert(tag).inserted ? nil : tag
     }

@@ -35,7 +35,9 @@ extension Library {
 
     public func bookmarks(of book: Book?) throws -> [Bookmark] {
         try repository.read { store in
-            var query = Query<Bookmark>().sorted(by: Field<Bookmark, Int64>("bookId").ascending, Bookmark.Fields.page.ascending, Bookmark.Fields.id.ascending)
+            var query = Query<Bookmark>().sorted(
+                by: Field<Bookmark, Int64>("bookId").ascending, Bookmark.Fields.page.ascending,
+                Bookmark.Fields.id.ascending)
             if let id = book?.id { query = query.filter(Bookmark.Fields.bookId == id) }
             return try store.fetch(query)
         }
@@ -62,7 +64,8 @@ extension Library {
 
     public func memos(of book: Book?) throws -> [Memo] {
         try repository.read { store in
-            var query = Query<Memo>().sorted(by: Field<Memo, Int64>("bookId").ascending, Memo.Fields.page.ascending, Memo.Fields.id.ascending)
+            var query = Query<Memo>().sorted(
+                by: Field<Memo, Int64>("bookId").ascending, Memo.Fields.page.ascending, Memo.Fields.id.ascending)
             if let id = book?.id { query = query.filter(Memo.Fields.bookId == id) }
             return try store.fetch(query)
         }
@@ -72,7 +75,9 @@ extension Library {
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
         return try repository.write { store in
-            guard var memo = try store.find(Memo.self, id: id) else { throw MarginError.invalidArgument("no memo with id \(id); 'margin memo list' shows them") }
+            guard var memo = try store.find(Memo.self, id: id) else {
+                throw MarginError.invalidArgument("no memo with id \(id); 'margin memo list' shows them")
+            }
             memo.text = text
             memo.updatedAt = Date()
             try store.update(memo)
@@ -88,7 +93,9 @@ extension Library {
 
     public func highlights(of book: Book?) throws -> [Highlight] {
         try repository.read { store in
-            var query = Query<Highlight>().sorted(by: Field<Highlight, Int64>("bookId").ascending, Highlight.Fields.page.ascending, Highlight.Fields.id.ascending)
+            var query = Query<Highlight>().sorted(
+                by: Field<Highlight, Int64>("bookId").ascending, Highlight.Fields.page.ascending,
+                Highlight.Fields.id.ascending)
             if let id = book?.id { query = query.filter(Highlight.Fields.bookId == id) }
             return try store.fetch(query).sorted(by: readingOrder)
         }
@@ -152,7 +159,9 @@ extension Library {
         } else if let occurrence = request.occurrence {
             guard occurrence <= found.count else {
                 let place = request.page.map { "page \($0)" } ?? "the book"
-                throw MarginError.invalidArgument("'\(needle)' occurs \(count(found.count, "time")) on \(place); there is no occurrence \(occurrence)")
+                throw MarginError.invalidArgument(
+                    "'\(needle)' occurs \(count(found.count, "time")) on \(place); there is no occurrence \(occurrence)"
+                )
             }
             selected = [found[occurrence - 1]]
         } else {
@@ -160,14 +169,18 @@ extension Library {
         }
         guard !selected.isEmpty else {
             let elsewhere = occursOn.map(\.number).filter { $0 != request.page }
-            let hint = elsewhere.isEmpty ? "it does not occur in the book" : "it occurs on page\(elsewhere.count == 1 ? "" : "s") \(elsewhere.prefix(20).map(String.init).joined(separator: ", "))"
+            let hint =
+                elsewhere.isEmpty
+                ? "it does not occur in the book"
+                : "it occurs on page\(elsewhere.count == 1 ? "" : "s") \(elsewhere.prefix(20).map(String.init).joined(separator: ", "))"
             let place = request.page.map { "on page \($0)" } ?? "in '\(current.title)'"
             throw MarginError.invalidArgument("'\(needle)' was not found \(place); \(hint)")
         }
         // The same text highlighted twice is one highlight.
         let existing = try highlights(of: current)
         func key(_ page: Int, _ rects: [[Double]]) -> String {
-            "\(page):" + rects.map { $0.map { String(format: "%.1f", $0) }.joined(separator: ",") }.joined(separator: ";")
+            "\(page):"
+                + rects.map { $0.map { String(format: "%.1f", $0) }.joined(separator: ",") }.joined(separator: ";")
         }
         let taken = Dictionary(existing.map { (key($0.page, $0.rects), $0) }, uniquingKeysWith: { a, _ in a })
         var highlights = [Highlight]()
@@ -186,7 +199,8 @@ extension Library {
         }
         if highlights.isEmpty, let first = duplicates.first {
             throw MarginError.invalidArgument(
-                "'\(needle)' on page \(first.page) is already highlighted (highlight \(first.id ?? 0)); 'margin highlight edit \(first.id ?? 0)' changes its note or colour")
+                "'\(needle)' on page \(first.page) is already highlighted (highlight \(first.id ?? 0)); 'margin highlight edit \(first.id ?? 0)' changes its note or colour"
+            )
         }
         let saved = try repository.write { store in
             try highlights.map { highlight -> Highlight in
@@ -202,7 +216,8 @@ extension Library {
     /// Every annotation of a book in reading order: page, then top to bottom (bookmarks first,
     /// memos after the highlights of their page, memos on the whole book last).
     public func annotations(of book: Book) throws -> [AnnotationItem] {
-        let items = try bookmarks(of: book).map(AnnotationItem.bookmark) + highlights(of: book).map(AnnotationItem.highlight)
+        let items =
+            try bookmarks(of: book).map(AnnotationItem.bookmark) + highlights(of: book).map(AnnotationItem.highlight)
             + memos(of: book).map(AnnotationItem.memo)
         return items.sorted { a, b in
             let pa = a.page ?? Int.max
@@ -229,11 +244,14 @@ extension Library {
         let id = book.id ?? -1
         let (highlights, bookmarks) = try repository.read { store in
             (
-                try store.fetch(Query<Highlight>().filter(Highlight.Fields.bookId == id && Highlight.Fields.page == page)),
+                try store.fetch(
+                    Query<Highlight>().filter(Highlight.Fields.bookId == id && Highlight.Fields.page == page)),
                 try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id && Bookmark.Fields.page == page))
             )
         }
-        let (width, height) = try documents.withDocument(path: store.path(for: book.sha256), password: try password(of: book)) {
+        let (width, height) = try documents.withDocument(
+            path: store.path(for: book.sha256), password: try password(of: book)
+        ) {
             try $0.page(page).size
         }
         var overlays = [Overlay]()
@@ -242,11 +260,15 @@ extension Library {
             for rect in highlight.rects where rect.count == 4 {
                 // Stored in PDF space (bottom-left origin); drawn with the top-left origin.
                 overlays.append(
-                    Overlay(x0: rect[0], y0: height - rect[3], x1: rect[2], y1: height - rect[1], red: color.red, green: color.green, blue: color.blue))
+                    Overlay(
+                        x0: rect[0], y0: height - rect[3], x1: rect[2], y1: height - rect[1], red: color.red,
+                        green: color.green, blue: color.blue))
             }
         }
         if bookmarks > 0 {
-            overlays.append(Overlay(x0: width - 28, y0: 0, x1: width - 14, y1: 36, red: 0.85, green: 0.1, blue: 0.1, style: .marker))
+            overlays.append(
+                Overlay(x0: width - 28, y0: 0, x1: width - 14, y1: 36, red: 0.85, green: 0.1, blue: 0.1, style: .marker)
+            )
         }
         return overlays
     }
@@ -260,7 +282,8 @@ extension Library {
     func pageTexts(of book: Book) throws -> [PageText] {
         let id = book.id ?? -1
         return try repository.read { store in
-            try store.fetch(Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
+            try store.fetch(
+                Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
         }
     }
 
@@ -311,6 +334,7 @@ func checkNoteSize(_ text: String, what: String, at place: String? = nil) throws
     guard size <= maxNoteBytes else {
         let prefix = place.map { "\($0): " } ?? ""
         throw MarginError.invalidArgument(
-            "\(prefix)\(what) of \(formatBytes(Int64(size))) is more than the \(formatBytes(Int64(maxNoteBytes))) one may hold")
+            "\(prefix)\(what) of \(formatBytes(Int64(size))) is more than the \(formatBytes(Int64(maxNoteBytes))) one may hold"
+        )
     }
 }

@@ -15,7 +15,9 @@ public struct BookFilter: Sendable {
     public var limit: Int?
     public var offset: Int?
 
-    public init(folder: String? = nil, tag: String? = nil, sort: BookSort = .added, limit: Int? = nil, offset: Int? = nil) {
+    public init(
+        folder: String? = nil, tag: String? = nil, sort: BookSort = .added, limit: Int? = nil, offset: Int? = nil
+    ) {
         self.folder = folder
         self.tag = tag
         self.sort = sort
@@ -127,7 +129,8 @@ extension Library {
                     memos: try store.count(Query<Memo>().filter(Memo.Fields.bookId == id)))
                 if !confirmed, counts.bookmarks + counts.highlights + counts.memos > 0 {
                     throw MarginError.invalidArgument(
-                        "'\(book.title)' has \(count(counts.highlights, "highlight")), \(count(counts.memos, "memo")) and \(count(counts.bookmarks, "bookmark")); removing it deletes them: add --yes (nothing was removed)")
+                        "'\(book.title)' has \(count(counts.highlights, "highlight")), \(count(counts.memos, "memo")) and \(count(counts.bookmarks, "bookmark")); removing it deletes them: add --yes (nothing was removed)"
+                    )
                 }
                 report.append(counts)
                 let versions = try store.fetch(Query<Version>().filter(Version.Fields.bookId == id)).map(\.sha256)
@@ -174,7 +177,8 @@ extension Library {
             try store.fetch(Query<Source>().filter(Source.Fields.bookId == (book.id ?? -1)))
         }
         guard !sources.isEmpty else {
-            throw MarginError.notCached(title: book.title, reason: "it has no source; add the PDF again with 'margin add PATH'")
+            throw MarginError.notCached(
+                title: book.title, reason: "it has no source; add the PDF again with 'margin add PATH'")
         }
         var fetcher = Fetcher(store: store, maxSize: maxSize ?? max(book.bytes, 1 << 30), downloader: downloader)
         fetcher.progress = progress

@@ -49,7 +49,10 @@ extension Library {
                     partial: false, lastUsed: lastUsed.map(isoDate)))
         }
         for path in cacheFiles(in: store.temporaryFolder) where !path.hasSuffix(".json") {
-            entries.append(CacheEntry(file: path, sha256: nil, bytes: fileSize(path) ?? 0, books: [], current: false, partial: true, lastUsed: nil))
+            entries.append(
+                CacheEntry(
+                    file: path, sha256: nil, bytes: fileSize(path) ?? 0, books: [], current: false, partial: true,
+                    lastUsed: nil))
         }
         return entries
     }
@@ -114,7 +117,9 @@ extension Library {
             guard !owners.isEmpty else { return false }
             return owners.allSatisfy { book in
                 guard book.sha256 == sha else { return false }
-                let newest = versions.filter { $0.bookId == book.id }.max { ($0.addedAt, $0.id ?? 0) < ($1.addedAt, $1.id ?? 0) }
+                let newest = versions.filter { $0.bookId == book.id }.max {
+                    ($0.addedAt, $0.id ?? 0) < ($1.addedAt, $1.id ?? 0)
+                }
                 if let newest, newest.sha256 != sha { return false }
                 return sources.contains { source in
                     guard source.bookId == book.id else { return false }

@@ -33,7 +33,8 @@ extension Library {
     /// body and changes nothing. New content becomes a new version: the old file is kept, the
     /// text indexed, and every highlight re-anchored (or marked orphaned), unless `keepOld`.
     public func refresh(
-        _ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
+        _ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, timeout: Double? = nil,
+        progress: (any DownloadProgress)? = nil
     ) async -> [RefreshOutcome] {
         let targets = books.isEmpty ? ((try? allBooks()) ?? []) : books
         var fetcher = Fetcher(store: store, maxSize: maxSize, downloader: downloader)
@@ -45,7 +46,8 @@ extension Library {
                 outcomes.append(try await refreshOne(book, keepOld: keepOld, fetcher: fetcher))
             } catch {
                 outcomes.append(
-                    RefreshOutcome(book: book.id ?? 0, title: book.title, status: .failed, error: error.localizedDescription))
+                    RefreshOutcome(
+                        book: book.id ?? 0, title: book.title, status: .failed, error: error.localizedDescription))
             }
         }
         return outcomes
@@ -54,17 +56,20 @@ extension Library {
     private func refreshOne(_ book: Book, keepOld: Bool, fetcher: Fetcher) async throws -> RefreshOutcome {
         let id = book.id ?? 0
         let sources = try repository.read { store in
-            try store.fetch(Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
+            try store.fetch(
+                Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
         }.filter { $0.url.lowercased().hasPrefix("http://") || $0.url.lowercased().hasPrefix("https://") }
         guard !sources.isEmpty else {
             return RefreshOutcome(book: id, title: book.title, status: .noSource)
         }
         var failures = [String]()
         for var source in sources {
-            let validators = store.contains(book.sha256) ? Validators(etag: source.etag, lastModified: source.lastModified) : nil
+            let validators =
+                store.contains(book.sha256) ? Validators(etag: source.etag, lastModified: source.lastModified) : nil
             let result: DownloadResult
             do {
-                result = try await fetcher.download(url: source.url, revalidate: validators?.isEmpty == false ? validators : nil)
+                result = try await fetcher.download(
+                    url: source.url, revalidate: validators?.isEmpty == false ? validators : nil)
             } catch {
                 failures.append(error.localizedDescription)
                 continue
@@ -76,7 +81,9 @@ extension Library {
                 source.lastModified = fresh.lastModified ?? source.lastModified
                 source.checkedAt = now
                 try repository.write { store in try store.update(source) }
-                return RefreshOutcome(book: id, title: book.title, status: .notModified, source: redactedURL(source.url), sha256: book.sha256)
+                return RefreshOutcome(
+                    book: id, title: book.title, status: .notModified, source: redactedURL(source.url),
+                    sha256: book.sha256)
             case .staged(let staged):
                 defer { try? FileManager.default.removeItem(atPath: staged.path) }
                 source.etag = staged.etag
@@ -85,7 +92,9 @@ extension Library {
                 if staged.sha256 == book.sha256 {
                     _ = try store.place(staged.path, sha256: staged.sha256)
                     try repository.write { store in try store.update(source) }
-                    return RefreshOutcome(book: id, title: book.title, status: .unchanged, source: redactedURL(source.url), sha256: book.sha256)
+                    return RefreshOutcome(
+                        book: id, title: book.title, status: .unchanged, source: redactedURL(source.url),
+                        sha256: book.sha256)
                 }
                 return try await storeNewVersion(book, staged: staged, source: source, keepOld: keepOld)
             }
@@ -94,19 +103,24 @@ extension Library {
             book: id, title: book.title, status: .failed, error: failures.joined(separator: "; "))
     }
 
-    private func storeNewVersion(_ book: Book, staged: StagedFile, source: Source, keepOld: Bool) async throws -> RefreshOutcome {
+    private func storeNewVersion(_ book: Book, staged: StagedFile, source: Source, keepOld: Bool) async throws
+        -> RefreshOutcome
+    {
         let id = book.id ?? 0
         let facts = try checkPDF(
-            head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path, password: try password(of: book),
+            head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path,
+            password: try password(of: book),
             input: source.url)
         let extracted = try extractText(path: staged.path, password: try password(of: book), pageCount: facts.pages)
         // Placing the file and recording it is one step an interrupt can't split.
         let counts = try Interruption.critical { () throws -> AnchorCounts? in
             let placedNew = try store.place(staged.path, sha256: staged.sha256)
             do {
-                let change = keepOld ? nil : try prepareSwitch(book, to: store.path(for: staged.sha256), extracted: extracted)
+                let change =
+                    keepOld ? nil : try prepareSwitch(book, to: store.path(for: staged.sha256), extracted: extracted)
                 try repository.write { store in
-                    var version = Version(bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
+                    var version = Version(
+                        bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
                     try store.upsert(&version)
                     try store.update(source)
                     if let change { try applySwitch(change, bookId: id, to: version, extracted: extracted, store) }
@@ -118,7 +132,8 @@ extension Library {
             }
         }
         return RefreshOutcome(
-            book: id, title: book.title, status: keepOld ? .storedNewVersion : .updated, source: redactedURL(source.url),
+            book: id, title: book.title, status: keepOld ? .storedNewVersion : .updated,
+            source: redactedURL(source.url),
             sha256: staged.sha256, highlights: counts)
     }
 
@@ -128,27 +143,38 @@ extension Library {
     public func useVersion(_ book: Book, version selector: String) async throws -> RefreshOutcome {
         let wanted = selector.lowercased()
         let all = try versions(of: book)
-        let matches = all.filter { $0.sha256.hasPrefix(wanted) || String(all.firstIndex(of: $0).map { $0 + 1 } ?? 0) == wanted }
+        let matches = all.filter {
+            $0.sha256.hasPrefix(wanted) || String(all.firstIndex(of: $0).map { $0 + 1 } ?? 0) == wanted
+        }
         guard matches.count == 1, let version = matches.first else {
-            let list = all.enumerated().map { "  \($0.offset + 1)  \($0.element.sha256.prefix(12))  \(count($0.element.pages, "page"))" }
+            let list = all.enumerated().map {
+                "  \($0.offset + 1)  \($0.element.sha256.prefix(12))  \(count($0.element.pages, "page"))"
+            }
             throw MarginError.invalidArgument(
-                (matches.isEmpty ? "'\(book.title)' has no version '\(selector)'" : "'\(selector)' matches \(matches.count) versions")
+                (matches.isEmpty
+                    ? "'\(book.title)' has no version '\(selector)'"
+                    : "'\(selector)' matches \(matches.count) versions")
                     + "; give its number or a SHA-256 prefix:\n" + list.joined(separator: "\n"))
         }
         guard version.sha256 != book.sha256 else {
-            throw MarginError.invalidArgument("version \(version.sha256.prefix(12)) is already the one '\(book.title)' serves")
+            throw MarginError.invalidArgument(
+                "version \(version.sha256.prefix(12)) is already the one '\(book.title)' serves")
         }
         guard store.contains(version.sha256) else {
-            throw MarginError.notCached(title: book.title, reason: "version \(version.sha256.prefix(12)) is no longer in the cache")
+            throw MarginError.notCached(
+                title: book.title, reason: "version \(version.sha256.prefix(12)) is no longer in the cache")
         }
         let path = store.path(for: version.sha256)
         let extracted = try extractText(path: path, password: try password(of: book), pageCount: version.pages)
         let change = try prepareSwitch(book, to: path, extracted: extracted)
         try Interruption.critical {
-            try repository.write { store in try applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store) }
+            try repository.write { store in
+                try applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store)
+            }
         }
         return RefreshOutcome(
-            book: book.id ?? 0, title: book.title, status: .updated, source: version.source.map(redactedURL), sha256: version.sha256,
+            book: book.id ?? 0, title: book.title, status: .updated, source: version.source.map(redactedURL),
+            sha256: version.sha256,
             highlights: change.counts)
     }
 
@@ -167,7 +193,10 @@ extension Library {
     }
 
     /// Makes `version` the one the book serves, in the caller's transaction.
-    func applySwitch(_ change: VersionSwitch, bookId id: Int64, to version: Version, extracted: ExtractedText, _ store: any StoreWriter) throws {
+    func applySwitch(
+        _ change: VersionSwitch, bookId id: Int64, to version: Version, extracted: ExtractedText,
+        _ store: any StoreWriter
+    ) throws {
         guard var current = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
         current.sha256 = version.sha256
         current.bytes = version.bytes
@@ -195,7 +224,8 @@ extension Library {
     public func versions(of book: Book) throws -> [Version] {
         let id = book.id ?? -1
         return try repository.read { store in
-            try store.fetch(Query<Version>().filter(Version.Fields.bookId == id).sorted(by: Version.Fields.addedAt.ascending))
+            try store.fetch(
+                Query<Version>().filter(Version.Fields.bookId == id).sorted(by: Version.Fields.addedAt.ascending))
         }
     }
 }

@@ -44,7 +44,9 @@ extension Library {
 
     /// Renders one page to `output` (written atomically; an existing file needs `force`).
     /// Only that page is loaded, however long the book.
-    public func render(_ book: Book, _ request: RenderRequest, to output: String, force: Bool) async throws -> RenderResult {
+    public func render(_ book: Book, _ request: RenderRequest, to output: String, force: Bool) async throws
+        -> RenderResult
+    {
         guard request.page >= 1, request.page <= book.pages else {
             throw PopplerError.pageOutOfRange(page: request.page, count: book.pages)
         }
@@ -63,12 +65,16 @@ extension Library {
         return result
     }
 
-    private func render(_ page: Page, _ request: RenderRequest, overlays: [Overlay], to output: String, force: Bool) throws -> RenderResult {
+    private func render(_ page: Page, _ request: RenderRequest, overlays: [Overlay], to output: String, force: Bool)
+        throws -> RenderResult
+    {
         var notes = [String]()
         var dpi = request.dpi
         let (pointsWide, pointsHigh) = page.size
         if request.width != nil || request.height != nil {
-            let scales = [request.width.map { Double($0) / pointsWide }, request.height.map { Double($0) / pointsHigh }]
+            let scales = [
+                request.width.map { Double($0) / pointsWide }, request.height.map { Double($0) / pointsHigh },
+            ]
             dpi = (scales.compactMap { $0 }.min() ?? 1) * 72
         }
         if dpi > RenderRequest.maxDPI {
@@ -78,7 +84,8 @@ extension Library {
         let largest = max(pointsWide, pointsHigh) * dpi / 72
         if request.format == .png, largest > Double(RenderRequest.maxPixels) {
             let capped = Double(RenderRequest.maxPixels) * 72 / max(pointsWide, pointsHigh)
-            notes.append("capped the resolution at \(Int(capped)) dpi to stay within \(RenderRequest.maxPixels) pixels a side")
+            notes.append(
+                "capped the resolution at \(Int(capped)) dpi to stay within \(RenderRequest.maxPixels) pixels a side")
             dpi = capped
         }
         let check: FileCheck

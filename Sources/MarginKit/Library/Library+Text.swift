@@ -75,11 +75,14 @@ extension Library {
         let stored: [PageText]
         if book.indexedAt == nil {
             // Not indexed (an old library's book): read from the cached PDF, storing nothing.
-            stored = try extractText(path: try cachedFile(book), password: try password(of: book), pageCount: book.pages).pages
+            stored = try extractText(
+                path: try cachedFile(book), password: try password(of: book), pageCount: book.pages
+            ).pages
         } else {
             let id = book.id ?? -1
             stored = try repository.read { store in
-                try store.fetch(Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
+                try store.fetch(
+                    Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
             }
         }
         let byNumber = Dictionary(stored.map { ($0.number, $0.text) }, uniquingKeysWith: { first, _ in first })
@@ -97,7 +100,8 @@ public func parsePages(_ text: String, count: Int) throws -> [Int] {
             Int($0.trimmingCharacters(in: .whitespaces))
         }
         guard !piece.isEmpty, bounds.allSatisfy({ $0 != nil }), let first = bounds.first ?? nil else {
-            throw MarginError.invalidArgument("'\(text)' is not a page list: write N, A-B or a comma list such as 1,3-5")
+            throw MarginError.invalidArgument(
+                "'\(text)' is not a page list: write N, A-B or a comma list such as 1,3-5")
         }
         var last = bounds.count == 2 ? (bounds[1] ?? first) : first
         guard first <= last else {

@@ -41,7 +41,8 @@ public final class Library: Sendable {
 
     /// A library over a store already open (in memory, for tests) and the given cache folder.
     public init(
-        store database: any LibraryStore, cache: String, keyFile: String, configuration: Configuration = Configuration(),
+        store database: any LibraryStore, cache: String, keyFile: String,
+        configuration: Configuration = Configuration(),
         downloader: any Downloader
     ) throws {
         self.paths = LibraryPaths(database: database.path ?? ":memory:", cache: cache, keyFile: keyFile)
@@ -56,7 +57,9 @@ public final class Library: Sendable {
     /// digits), or a unique case-insensitive part of the title.
     public func resolve(_ selector: String) throws -> Book {
         let trimmed = selector.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty else { throw MarginError.invalidArgument("an empty book selector; give an id, SHA-256 prefix or part of a title") }
+        guard !trimmed.isEmpty else {
+            throw MarginError.invalidArgument("an empty book selector; give an id, SHA-256 prefix or part of a title")
+        }
         return try repository.read { store in
             if let id = Int64(trimmed), let book = try store.find(Book.self, id: id) {
                 return book

@@ -74,7 +74,9 @@ extension Library {
         }
         let sealed = try secrets.seal(password)
         return try repository.write { store in
-            guard var current = try store.find(Book.self, id: book.id ?? -1) else { throw MarginError.bookNotFound(book.title) }
+            guard var current = try store.find(Book.self, id: book.id ?? -1) else {
+                throw MarginError.bookNotFound(book.title)
+            }
             current.password = sealed.isEmpty ? (current.password == nil ? nil : "") : sealed
             current.updatedAt = Date()
             try store.update(current)

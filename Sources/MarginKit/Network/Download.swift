@@ -101,13 +101,15 @@ struct Transfer: Sendable {
             } catch let failure as Retryable {
                 let delay = configuration.retryDelay * pow(2, Double(attempt))
                 if failure.silent { silences += 1 }
-                guard attempt < retries, silences < 2, deadline.map({ Date().addingTimeInterval(delay) < $0 }) ?? true else {
+                guard attempt < retries, silences < 2, deadline.map({ Date().addingTimeInterval(delay) < $0 }) ?? true
+                else {
                     throw failure.error
                 }
                 attempt += 1
                 progress?.retrying(
                     url, attempt: attempt + 1, of: retries + 1, after: delay,
-                    reason: failure.error.errorDescription?.replacingOccurrences(of: "cannot reach \(redactedURL(url)): ", with: "") ?? "failed")
+                    reason: failure.error.errorDescription?.replacingOccurrences(
+                        of: "cannot reach \(redactedURL(url)): ", with: "") ?? "failed")
                 try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             }
         }
@@ -134,7 +136,9 @@ struct Transfer: Sendable {
         }()
         if resumeFrom == nil, let revalidate {
             if let etag = revalidate.etag { request.headers.add(name: "If-None-Match", value: etag) }
-            if let lastModified = revalidate.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
+            if let lastModified = revalidate.lastModified {
+                request.headers.add(name: "If-Modified-Since", value: lastModified)
+            }
         }
         let response: HTTPClientResponse
         let remaining = deadline.map { max(0.001, $0.timeIntervalSinceNow) } ?? 86400
@@ -226,7 +230,9 @@ struct Transfer: Sendable {
             throw error
         } catch {
             if !resumable { discardPart(part) }
-            throw Retryable(error: .incompleteDownload(url: url, expected: total ?? -1, received: file.count), silent: isSilence(error))
+            throw Retryable(
+                error: .incompleteDownload(url: url, expected: total ?? -1, received: file.count),
+                silent: isSilence(error))
         }
         if let total, file.count != total {
             if !resumable { discardPart(part) }

@@ -19,7 +19,8 @@ struct Fetcher: Sendable {
     func download(url: String, revalidate: Validators? = nil) async throws -> DownloadResult {
         try await downloader.download(
             DownloadRequest(
-                url: url, cache: store.root, revalidate: revalidate, maxSize: maxSize, timeout: timeout, progress: progress))
+                url: url, cache: store.root, revalidate: revalidate, maxSize: maxSize, timeout: timeout,
+                progress: progress))
     }
 
     /// Downloads `url` and insists on content (no revalidation).
@@ -38,7 +39,9 @@ struct Fetcher: Sendable {
         }
         guard !isDirectory.boolValue else { throw MarginError.isDirectory(path) }
         // Too large is known before a byte is copied.
-        if let size = fileSize(path), size > maxSize { throw MarginError.tooLarge(url: path, limit: maxSize, size: size) }
+        if let size = fileSize(path), size > maxSize {
+            throw MarginError.tooLarge(url: path, limit: maxSize, size: size)
+        }
         let staged = try store.makeTemporaryFile()
         do {
             let file = try HashingFile(path: staged)

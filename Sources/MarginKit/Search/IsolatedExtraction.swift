@@ -28,7 +28,8 @@ public enum PopplerIsolation {
             return 2
         }
         let input = FileHandle.standardInput.readDataToEndOfFile()
-        let line = String(decoding: input, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init)
+        let line = String(decoding: input, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first
+            .map(String.init)
         let password = line.flatMap { $0.isEmpty ? nil : $0 }
         do {
             let extracted = try TextExtractor.extractInProcess(
@@ -90,7 +91,10 @@ public enum PopplerIsolation {
             let length = data[offset..<offset + 4].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
             offset += 4
             guard offset + length <= data.count else { break }
-            pages.append(PageText(bookId: 0, number: pages.count + 1, text: String(decoding: data[offset..<offset + length], as: UTF8.self)))
+            pages.append(
+                PageText(
+                    bookId: 0, number: pages.count + 1,
+                    text: String(decoding: data[offset..<offset + length], as: UTF8.self)))
             offset += length
         }
         guard pages.count == pageCount else {
@@ -205,13 +209,16 @@ private final class ErrorText: @unchecked Sendable {
 /// writing an annotated PDF): past it, the command ends with one error line instead of running
 /// for ever. Files being written are temporaries, removed by the next run.
 enum PopplerWatchdog {
-    static func limit(_ what: String, pages: Int = 1, configuration: Configuration, _ work: () throws -> Void) rethrows {
+    static func limit(_ what: String, pages: Int = 1, configuration: Configuration, _ work: () throws -> Void) rethrows
+    {
         let seconds = configuration.popplerTimeLimit(pages: pages)
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + seconds)
         timer.setEventHandler {
             FileHandle.standardError.write(
-                Data("error: poppler took longer than \(Int(seconds)) s to \(what) (a PDF built to exhaust readers?); nothing was changed\n".utf8))
+                Data(
+                    "error: poppler took longer than \(Int(seconds)) s to \(what) (a PDF built to exhaust readers?); nothing was changed\n"
+                        .utf8))
             Interruption.exit(1)
         }
         timer.resume()

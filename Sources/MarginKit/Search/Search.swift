@@ -44,7 +44,8 @@ public struct SearchHit: Sendable, Encodable, Equatable {
         self.title = title
         self.page = page
         self.marked = marked
-        self.snippet = marked.replacingOccurrences(of: Self.markOpen, with: "").replacingOccurrences(of: Self.markClose, with: "")
+        self.snippet = marked.replacingOccurrences(of: Self.markOpen, with: "").replacingOccurrences(
+            of: Self.markClose, with: "")
         self.matches = matches
         self.kind = kind
     }
@@ -78,11 +79,13 @@ extension Library {
     /// is then checked against the stored page text, so results equal a scan.
     public func search(_ query: String, options: SearchOptions) throws -> SearchResults {
         guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-            throw MarginError.invalidArgument("the search query is empty; give a word, a \"quoted phrase\" or (with --regex) a pattern")
+            throw MarginError.invalidArgument(
+                "the search query is empty; give a word, a \"quoted phrase\" or (with --regex) a pattern")
         }
         if !options.regex && parseQuery(query).isEmpty {
             throw MarginError.invalidArgument(
-                "the search query has no words (only quotes or spaces); give a word, a \"quoted phrase\" or (with --regex) a pattern")
+                "the search query has no words (only quotes or spaces); give a word, a \"quoted phrase\" or (with --regex) a pattern"
+            )
         }
         // One hit more than asked for tells whether the limit cut the results short.
         var options = options
@@ -95,22 +98,27 @@ extension Library {
             return SearchResults(hits: hits, textless: [], more: more)
         }
         return try repository.read { store in
-            var hits = options.regex
+            var hits =
+                options.regex
                 ? try regexHits(query, options: options, store)
                 : try termHits(query, options: options, store)
             // Titles only for the books hit: a large library isn't decoded for a search.
             let ids = Array(Set(hits.map(\.book)))
             let books = try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
-            let titles = Dictionary(books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
+            let titles = Dictionary(
+                books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
             var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
             if let bookId = options.bookId { scanned = scanned.filter(Book.Fields.id == bookId) }
-            let textless = try store.fetch(scanned.sorted(by: Book.Fields.id.ascending)).map { ($0.title, $0.textlessPages) }
+            let textless = try store.fetch(scanned.sorted(by: Book.Fields.id.ascending)).map {
+                ($0.title, $0.textlessPages)
+            }
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
             var results = SearchResults(hits: hits, textless: textless, more: more)
-            if more, !options.regex, let total = try store.textIndex.countCandidatePages(
-                containing: parseQuery(query).map(foldedTerm).map(scalarString), bookId: options.bookId)
+            if more, !options.regex,
+                let total = try store.textIndex.countCandidatePages(
+                    containing: parseQuery(query).map(foldedTerm).map(scalarString), bookId: options.bookId)
             {
                 results.moreCount = max(0, total - limit)
                 results.moreIsExact = !options.caseSensitive && !options.wholeWord
@@ -129,14 +137,16 @@ extension Library {
             let text = SearchableText(page.text)
             var first: [Range<Int>] = []
             for index in terms.indices {
-                let ranges = options.caseSensitive
+                let ranges =
+                    options.caseSensitive
                     ? text.casedMatches(cased[index], wholeWord: options.wholeWord)
                     : text.foldedMatches(folded[index], wholeWord: options.wholeWord)
                 if ranges.isEmpty { return true }
                 if index == 0 { first = ranges }
             }
             let marked = text.snippet(around: first[0], open: SearchHit.markOpen, close: SearchHit.markClose)
-            hits.append(SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count))
+            hits.append(
+                SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count))
             return options.limit == 0 || hits.count < options.limit
         }
         return hits
@@ -156,7 +166,8 @@ extension Library {
             }
             guard let first = matches.first(where: { $0.range.length > 0 }) ?? matches.first else { return true }
             let marked = regexSnippet(text, match: first.range)
-            hits.append(SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: matches.count))
+            hits.append(
+                SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: matches.count))
             return options.limit == 0 || hits.count < options.limit
         }
         if let late {
@@ -194,7 +205,8 @@ extension Library {
                 }
             }
             if options.limit == 0 || hits.count < options.limit {
-                var query = Query<Book>().filter(!Field<Book, String?>("memo").isNull).sorted(by: Book.Fields.id.ascending)
+                var query = Query<Book>().filter(!Field<Book, String?>("memo").isNull).sorted(
+                    by: Book.Fields.id.ascending)
                 if let bookId = options.bookId { query = query.filter(Book.Fields.id == bookId) }
                 for book in try store.fetch(query) {
                     if let memo = book.memo, !consider(memo, book: book.id ?? 0, page: nil, kind: "book memo") { break }
@@ -202,7 +214,9 @@ extension Library {
             }
             let ids = Array(Set(hits.map(\.book)))
             let titles = Dictionary(
-                try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))).compactMap { b in b.id.map { ($0, b.title) } },
+                try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))).compactMap { b in
+                    b.id.map { ($0, b.title) }
+                },
                 uniquingKeysWith: { a, _ in a })
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
             return hits
@@ -269,7 +283,9 @@ func boundedMatches(_ expression: NSRegularExpression, in text: String, deadline
     var matches = [NSTextCheckingResult]()
     var late = false
     var checks = 0
-    expression.enumerateMatches(in: text, options: [.reportProgress], range: NSRange(location: 0, length: (text as NSString).length)) {
+    expression.enumerateMatches(
+        in: text, options: [.reportProgress], range: NSRange(location: 0, length: (text as NSString).length)
+    ) {
         match, _, stop in
         if let match { matches.append(match) }
         checks += 1

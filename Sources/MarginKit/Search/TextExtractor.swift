@@ -30,15 +30,20 @@ enum TextExtractor {
 
     /// The text of every page, read in a child process with a time and memory limit when the
     /// executable offers one (`PopplerIsolation`), else here.
-    static func extract(path: String, password: String?, pageCount: Int, configuration: Configuration) throws -> ExtractedText {
+    static func extract(path: String, password: String?, pageCount: Int, configuration: Configuration) throws
+        -> ExtractedText
+    {
         if let helper = configuration.extractionHelper {
             return try PopplerIsolation.extract(
                 helper: helper, path: path, password: password, pageCount: pageCount, configuration: configuration)
         }
-        return try extractInProcess(path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers)
+        return try extractInProcess(
+            path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers)
     }
 
-    static func extractInProcess(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws -> ExtractedText {
+    static func extractInProcess(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws
+        -> ExtractedText
+    {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
         let preferred = workers
         // Each worker opens the document, and poppler holds a document's whole page tree (about

@@ -37,7 +37,8 @@ public struct HighlightView: Sendable, Encodable, Equatable {
     }
 
     enum Keys: String, CodingKey {
-        case id, uuid, book, title, page, text, prefix, suffix, color, note, rects, author, orphaned, createdAt, updatedAt, kind
+        case id, uuid, book, title, page, text, prefix, suffix, color, note, rects, author, orphaned, createdAt,
+            updatedAt, kind
     }
 
     public func encode(to encoder: any Encoder) throws {

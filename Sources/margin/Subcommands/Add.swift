@@ -35,7 +35,8 @@ extension Margin {
         @Option(help: ArgumentHelp("Put the book(s) in this folder (e.g. papers/ml).", valueName: "F"))
         var folder: String?
 
-        @Option(name: .customLong("tag"), help: ArgumentHelp("Tag the book(s); repeat for several tags.", valueName: "T"))
+        @Option(
+            name: .customLong("tag"), help: ArgumentHelp("Tag the book(s); repeat for several tags.", valueName: "T"))
         var tags: [String] = []
 
         @Option(help: ArgumentHelp("How many inputs to fetch at once.", valueName: "N"))
@@ -43,7 +44,10 @@ extension Margin {
 
         @OptionGroup var secret: PasswordOptions
 
-        @Option(help: ArgumentHelp("Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).", valueName: "S"))
+        @Option(
+            help: ArgumentHelp(
+                "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
+                valueName: "S"))
         var timeout: Double?
 
         @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB).", valueName: "SIZE"))
@@ -71,13 +75,16 @@ extension Margin {
             options.maxSize = parseByteSize(maxSize) ?? options.maxSize
             options.timeout = timeout
             installInterruptHandler(global)
-            let outcomes = await library.add(inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global))
+            let outcomes = await library.add(
+                inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }
             for outcome in outcomes {
                 if let info = outcome.book {
                     guard !global.json else { continue }
                     let verb = outcome.duplicate ? "already in the library as" : "added"
-                    Console.out("\(verb) \(info.book.id ?? 0)  \(info.book.title) (\(pagesText(info.book.pages)), \(formatBytes(info.book.bytes)))")
+                    Console.out(
+                        "\(verb) \(info.book.id ?? 0)  \(info.book.title) (\(pagesText(info.book.pages)), \(formatBytes(info.book.bytes)))"
+                    )
                 } else {
                     Console.error("error: \(outcome.error ?? "unknown error")")
                 }

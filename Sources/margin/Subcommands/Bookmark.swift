@@ -41,7 +41,12 @@ extension Margin {
                 if bookmarks.isEmpty { return global.note("no bookmarks") }
                 Console.table(
                     ["ID", "BOOK", "PAGE", "LABEL"],
-                    bookmarks.map { [String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 40), String($0.page), Console.cell($0.label)] })
+                    bookmarks.map {
+                        [
+                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 40), String($0.page),
+                            Console.cell($0.label),
+                        ]
+                    })
             }
         }
 
@@ -71,5 +76,6 @@ func annotationListing<T>(
 
 /// Book titles by id, for listings across the library.
 func bookTitles(_ library: Library) throws -> [Int64: String] {
-    Dictionary(try library.allBooks().compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
+    Dictionary(
+        try library.allBooks().compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
 }

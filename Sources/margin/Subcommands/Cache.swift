@@ -11,7 +11,8 @@ extension Margin {
             subcommands: [List.self, Verify.self, Prune.self, Clear.self])
 
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "list", abstract: "List cached files: size, which book, last used.")
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List cached files: size, which book, last used.")
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
@@ -21,8 +22,17 @@ extension Margin {
                 Console.table(
                     ["SIZE", "BOOK", "LAST USED", "FILE"],
                     entries.map {
-                        [formatBytes($0.bytes), $0.partial ? "(partial download)" : Console.cell($0.books.isEmpty ? "(no book)" : $0.books.joined(separator: "; ") + ($0.current ? "" : " (old version)"), width: 40),
-                         $0.lastUsed ?? "-", $0.file]
+                        [
+                            formatBytes($0.bytes),
+                            $0.partial
+                                ? "(partial download)"
+                                : Console.cell(
+                                    $0.books.isEmpty
+                                        ? "(no book)"
+                                        : $0.books.joined(separator: "; ") + ($0.current ? "" : " (old version)"),
+                                    width: 40),
+                            $0.lastUsed ?? "-", $0.file,
+                        ]
                     })
             }
         }
@@ -39,8 +49,12 @@ extension Margin {
 
             func run() async throws {
                 let report = try await global.openLibrary().cacheVerify()
-                if global.json { try Console.json(report) } else {
-                    Console.out("checked \(count(report.checked, "file")): \(report.corrupt.count) corrupted, \(report.restored.count) restored")
+                if global.json {
+                    try Console.json(report)
+                } else {
+                    Console.out(
+                        "checked \(count(report.checked, "file")): \(report.corrupt.count) corrupted, \(report.restored.count) restored"
+                    )
                     report.corrupt.forEach { Console.out("  corrupted: \($0)") }
                     report.restored.forEach { Console.out("  restored: \($0)") }
                     report.kept.forEach { Console.out("  kept aside: \($0)") }
@@ -80,7 +94,9 @@ extension Margin {
             func run() throws {
                 let report = try global.openLibrary().cacheClear(all: all)
                 if global.json { return try Console.json(report) }
-                Console.out("removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes)); kept \(count(report.kept.count, "copy", plural: "copies")) that can't be fetched again")
+                Console.out(
+                    "removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes)); kept \(count(report.kept.count, "copy", plural: "copies")) that can't be fetched again"
+                )
             }
         }
     }

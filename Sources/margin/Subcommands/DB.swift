@@ -23,7 +23,9 @@ extension Margin {
                 Console.out("database   \(status.database) (\(formatBytes(status.databaseBytes)))")
                 Console.out("cache      \(status.cache)")
                 Console.out("schema     version \(status.schema.version) of \(status.schema.latest)")
-                Console.out("pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))")
+                Console.out(
+                    "pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))"
+                )
                 for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
                     Console.out(name.padding(toLength: 11, withPad: " ", startingAt: 0) + String(count))
                 }
@@ -52,15 +54,26 @@ extension Margin {
                     try Console.json(check)
                 } else {
                     Console.out("integrity     \(check.integrity.joined(separator: "; "))")
-                    Console.out("foreign keys  \(check.foreignKeyViolations.isEmpty ? "ok" : "\(check.foreignKeyViolations.count) broken")")
+                    Console.out(
+                        "foreign keys  \(check.foreignKeyViolations.isEmpty ? "ok" : "\(check.foreignKeyViolations.count) broken")"
+                    )
                     for line in check.foreignKeyViolations { Console.out("  \(line)") }
-                    Console.out("cached files  \(check.missingFiles.isEmpty && check.corruptFiles.isEmpty ? "ok" : "problems")")
-                    for line in check.missingFiles { Console.out("  missing: \(line) (run 'margin path' to fetch it again)") }
+                    Console.out(
+                        "cached files  \(check.missingFiles.isEmpty && check.corruptFiles.isEmpty ? "ok" : "problems")")
+                    for line in check.missingFiles {
+                        Console.out("  missing: \(line) (run 'margin path' to fetch it again)")
+                    }
                     for line in check.corruptFiles { Console.out("  corrupt: \(line) (run 'margin cache verify')") }
-                    Console.out("text index    \(check.unindexedBooks.isEmpty ? "ok" : "\(count(check.unindexedBooks.count, "book")) not indexed (--repair indexes them)")")
+                    Console.out(
+                        "text index    \(check.unindexedBooks.isEmpty ? "ok" : "\(count(check.unindexedBooks.count, "book")) not indexed (--repair indexes them)")"
+                    )
                     Console.out("write log     \(check.writeLog)")
-                    Console.out("temporary     \(check.staleTemporaryFiles.isEmpty ? "ok" : "\(count(check.staleTemporaryFiles.count, "stale file")) (--repair removes them)")")
-                    Console.out("unused files  \(check.unusedFiles.isEmpty ? "none" : "\(count(check.unusedFiles.count, "file")) no book uses ('margin cache prune' removes them)")")
+                    Console.out(
+                        "temporary     \(check.staleTemporaryFiles.isEmpty ? "ok" : "\(count(check.staleTemporaryFiles.count, "stale file")) (--repair removes them)")"
+                    )
+                    Console.out(
+                        "unused files  \(check.unusedFiles.isEmpty ? "none" : "\(count(check.unusedFiles.count, "file")) no book uses ('margin cache prune' removes them)")"
+                    )
                     for line in check.unusedFiles { Console.out("  unused: \(line)") }
                     for line in check.repaired { Console.out("  repaired: \(line)") }
                 }

@@ -55,7 +55,8 @@ extension Margin {
             // Checked here, not in validate(), so that a misspelt option is reported as such.
             let password = try secret.read()
             if title == nil, author == nil, folder == nil, memo == nil, tags.isEmpty, untags.isEmpty, password == nil {
-                throw ValidationError("nothing to change: give --title, --author, --folder, --tag, --untag, --memo or --password")
+                throw ValidationError(
+                    "nothing to change: give --title, --author, --folder, --tag, --untag, --memo or --password")
             }
             let library = try global.openLibrary()
             var changes = BookChanges()
@@ -110,7 +111,10 @@ extension Margin {
             if global.json { return try Console.json(report) }
             for item in report.removed {
                 let notes = item.highlights + item.memos + item.bookmarks
-                let extra = notes > 0 ? " with \(count(item.highlights, "highlight")), \(count(item.memos, "memo")), \(count(item.bookmarks, "bookmark"))" : ""
+                let extra =
+                    notes > 0
+                    ? " with \(count(item.highlights, "highlight")), \(count(item.memos, "memo")), \(count(item.bookmarks, "bookmark"))"
+                    : ""
                 Console.out("removed \(item.book.book.id ?? 0)  \(item.book.book.title)\(extra)")
             }
             if report.removed.isEmpty { global.note("the library was already empty") }

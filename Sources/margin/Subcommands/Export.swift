@@ -33,7 +33,9 @@ extension Margin {
         @Argument(help: "The books.") var books: [String] = []
         @Flag(help: "Every book in the library.") var all = false
         @Option(help: "markdown, json, csv or pdf.") var format: ExportFormat
-        @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The output file (or folder for several books).", valueName: "PATH"))
+        @Option(
+            name: [.customShort("o"), .long],
+            help: ArgumentHelp("The output file (or folder for several books).", valueName: "PATH"))
         var output: String?
         @Flag(help: "Overwrite existing files.") var force = false
         @OptionGroup var global: GlobalOptions
@@ -78,11 +80,16 @@ extension Margin {
             if let output, output != "-" {
                 let path = toFolder ? output + "/" + "margin-export.\(format.fileExtension)" : output
                 let data = Data(text.utf8)
-                return report([try writeAtomically(to: path, force: force, check: .bytes(data.count)) { try writeData(data, to: $0) }])
+                return report([
+                    try writeAtomically(to: path, force: force, check: .bytes(data.count)) {
+                        try writeData(data, to: $0)
+                    }
+                ])
             }
             if global.json && format != .json {
                 // One JSON document on stdout: the export as a string, with what it holds.
-                return try Console.json(TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text))
+                return try Console.json(
+                    TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text))
             }
             // To a terminal, without control characters; to a pipe or file, byte for byte.
             FileHandle.standardOutput.write(Data((Console.stdoutIsTTY ? terminalSafe(text, keep: ["\r"]) : text).utf8))
@@ -95,7 +102,8 @@ extension Margin {
 
         private func isFolder(_ path: String) -> Bool {
             var isDirectory: ObjCBool = false
-            return path.hasSuffix("/") || (FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
+            return path.hasSuffix("/")
+                || (FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
         }
 
         private func makeOutputFolder(_ folder: String) throws {
@@ -151,7 +159,9 @@ extension Margin {
                 guard FileManager.default.fileExists(atPath: file) else { throw MarginError.noSuchFile(file) }
                 // A backup is notes; one this large is not a margin backup (and would be read whole).
                 if let size = try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int, size > 512 << 20 {
-                    throw MarginError.invalidArgument("\(file) is \(formatBytes(Int64(size))): larger than any margin backup (512 MiB at most); nothing was imported")
+                    throw MarginError.invalidArgument(
+                        "\(file) is \(formatBytes(Int64(size))): larger than any margin backup (512 MiB at most); nothing was imported"
+                    )
                 }
                 data = try Data(contentsOf: URL(fileURLWithPath: file))
             }
@@ -186,7 +196,9 @@ extension Margin {
             let library = try global.openLibrary()
             let report = try await library.importPDFAnnotations(library.resolve(book))
             if global.json { return try Console.json(report) }
-            Console.out("highlights: \(report.highlights.added) added, \(report.highlights.unchanged) already there; memos: \(report.memos.added) added, \(report.memos.unchanged) already there")
+            Console.out(
+                "highlights: \(report.highlights.added) added, \(report.highlights.unchanged) already there; memos: \(report.memos.added) added, \(report.memos.unchanged) already there"
+            )
         }
     }
 }

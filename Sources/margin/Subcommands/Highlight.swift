@@ -29,7 +29,8 @@ extension Margin {
             @Argument(help: "The book.") var book: String
             @Option(help: "The text to highlight.") var text: String
             @Option(help: ArgumentHelp("Only on this page (1-based).", valueName: "N")) var page: Int?
-            @Option(help: ArgumentHelp("The K-th match (1-based), on the page or in the book.", valueName: "K")) var occurrence: Int?
+            @Option(help: ArgumentHelp("The K-th match (1-based), on the page or in the book.", valueName: "K"))
+            var occurrence: Int?
             @Flag(help: "Highlight every match.") var all = false
             @Option(help: "Colour: a name or #RRGGBB.") var color = "yellow"
             @Option(help: "A note on the highlight.") var note: String?
@@ -38,7 +39,9 @@ extension Margin {
             func validate() throws {
                 if all && occurrence != nil { throw ValidationError("give --occurrence K or --all, not both") }
                 if let occurrence, occurrence < 1 { throw ValidationError("--occurrence counts from 1") }
-                if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { throw ValidationError("--text is empty") }
+                if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    throw ValidationError("--text is empty")
+                }
             }
 
             func run() async throws {
@@ -58,26 +61,33 @@ extension Margin {
         }
 
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "list", abstract: "List highlights in reading order (of one book, or all).")
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List highlights in reading order (of one book, or all).")
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
                 let (highlights, titles) = try annotationListing(global, book) { try $0.highlights(of: $1) }
-                if global.json { return try Console.json(highlights.map { HighlightView($0, title: titles[$0.bookId]) }) }
+                if global.json {
+                    return try Console.json(highlights.map { HighlightView($0, title: titles[$0.bookId]) })
+                }
                 if highlights.isEmpty { return global.note("no highlights") }
                 Console.table(
                     ["ID", "BOOK", "PAGE", "COLOR", "TEXT", "NOTE"],
                     highlights.map {
-                        [String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 28), String($0.page) + ($0.orphaned ? "?" : ""),
-                         $0.color, Console.cell($0.text, width: 50), Console.cell($0.note, width: 30)]
+                        [
+                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 28),
+                            String($0.page) + ($0.orphaned ? "?" : ""),
+                            $0.color, Console.cell($0.text, width: 50), Console.cell($0.note, width: 30),
+                        ]
                     })
             }
         }
 
         struct Edit: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "edit", abstract: "Change a highlight's note or colour (--note \"\" clears it).")
+            static let configuration = CommandConfiguration(
+                commandName: "edit", abstract: "Change a highlight's note or colour (--note \"\" clears it).")
 
             @Argument(help: "The highlight's id.") var id: Int64
             @Option(help: "The new note.") var note: String?
@@ -129,7 +139,9 @@ extension Margin {
                 case .bookmark(let b):
                     Console.out("p. \(b.page)  bookmark \(b.id ?? 0)" + (b.label.map { ": \($0)" } ?? ""))
                 case .highlight(let h):
-                    Console.out("p. \(h.page)  highlight \(h.id ?? 0) [\(h.color)]: \"\(h.text)\"" + (h.note.map { " — \($0)" } ?? ""))
+                    Console.out(
+                        "p. \(h.page)  highlight \(h.id ?? 0) [\(h.color)]: \"\(h.text)\""
+                            + (h.note.map { " — \($0)" } ?? ""))
                 case .memo(let m):
                     Console.out((m.page.map { "p. \($0)" } ?? "book") + "  memo \(m.id ?? 0): \(m.text)")
                 }

@@ -49,7 +49,9 @@ extension Margin {
                 } else if limit == 0 {
                     global.note("--limit 0 shows no books")
                 } else if (offset ?? 0) > 0, case let total = try library.list().count, total > 0 {
-                    global.note("no books after the first \(offset ?? 0): the library has \(total) book\(total == 1 ? "" : "s")")
+                    global.note(
+                        "no books after the first \(offset ?? 0): the library has \(total) book\(total == 1 ? "" : "s")"
+                    )
                 } else {
                     global.note("the library is empty; add a PDF with 'margin add URL|PATH'")
                 }

@@ -23,7 +23,8 @@ extension Margin {
 
             @Argument(help: "The book.") var book: String
             @Argument(help: "The memo, or - to read it from stdin.") var text: String
-            @Option(help: ArgumentHelp("The page (1-based); without it the memo is on the whole book.", valueName: "N")) var page: Int?
+            @Option(help: ArgumentHelp("The page (1-based); without it the memo is on the whole book.", valueName: "N"))
+            var page: Int?
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
@@ -36,7 +37,8 @@ extension Margin {
         }
 
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "list", abstract: "List memos (of one book, or all).")
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List memos (of one book, or all).")
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
@@ -48,13 +50,17 @@ extension Margin {
                 Console.table(
                     ["ID", "BOOK", "PAGE", "MEMO"],
                     memos.map {
-                        [String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 32), $0.page.map(String.init) ?? "-", Console.cell($0.text, width: 60)]
+                        [
+                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 32),
+                            $0.page.map(String.init) ?? "-", Console.cell($0.text, width: 60),
+                        ]
                     })
             }
         }
 
         struct Edit: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "edit", abstract: "Replace a memo's text (- reads stdin).")
+            static let configuration = CommandConfiguration(
+                commandName: "edit", abstract: "Replace a memo's text (- reads stdin).")
 
             @Argument(help: "The memo's id.") var id: Int64
             @Argument(help: "The new text, or - to read it from stdin.") var text: String

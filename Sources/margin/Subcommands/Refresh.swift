@@ -20,12 +20,17 @@ extension Margin {
         @Argument(help: "The books (all when none are given).") var books: [String] = []
         @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
         @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
-        @Option(help: ArgumentHelp("Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).", valueName: "S"))
+        @Option(
+            help: ArgumentHelp(
+                "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
+                valueName: "S"))
         var timeout: Double?
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
-            guard parseByteSize(maxSize) != nil else { throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB") }
+            guard parseByteSize(maxSize) != nil else {
+                throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB")
+            }
             if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
 
@@ -34,7 +39,8 @@ extension Margin {
             let selected = try library.resolveAll(books)
             installInterruptHandler(global)
             let outcomes = await library.refresh(
-                selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, timeout: timeout, progress: TerminalDownloadProgress.make(global))
+                selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, timeout: timeout,
+                progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }
             if outcomes.isEmpty { global.note("the library is empty; nothing to refresh") }
             for outcome in outcomes {
@@ -45,11 +51,13 @@ extension Margin {
                 guard !global.json else { continue }
                 let says: [RefreshOutcome.Status: String] = [
                     .notModified: "not modified (304)", .unchanged: "unchanged", .updated: "new version, now served",
-                    .storedNewVersion: "new version stored, old one still served", .noSource: "no http(s) source to check",
+                    .storedNewVersion: "new version stored, old one still served",
+                    .noSource: "no http(s) source to check",
                 ]
                 var line = "\(outcome.book)  \(outcome.title): \(says[outcome.status] ?? outcome.status.rawValue)"
                 if let counts = outcome.highlights {
-                    line += " (highlights: \(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned)"
+                    line +=
+                        " (highlights: \(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned)"
                 }
                 Console.out(line)
             }
@@ -62,7 +70,8 @@ extension Margin {
             commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self, Use.self])
 
         struct Versions: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "versions", abstract: "List the versions of a book's PDF, oldest first.")
+            static let configuration = CommandConfiguration(
+                commandName: "versions", abstract: "List the versions of a book's PDF, oldest first.")
 
             @Argument(help: "The book.") var book: String
             @OptionGroup var global: GlobalOptions
@@ -72,13 +81,22 @@ extension Margin {
                 let selected = try library.resolve(book)
                 let versions = try library.versions(of: selected)
                 if global.json {
-                    return try Console.json(versions.map { VersionView(version: $0, current: $0.sha256 == selected.sha256, cached: library.store.contains($0.sha256)) })
+                    return try Console.json(
+                        versions.map {
+                            VersionView(
+                                version: $0, current: $0.sha256 == selected.sha256,
+                                cached: library.store.contains($0.sha256))
+                        })
                 }
                 Console.table(
                     ["SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""],
                     versions.map {
-                        [String($0.sha256.prefix(12)), String($0.pages), formatBytes($0.bytes), shortDate($0.addedAt), Console.cell($0.source.map(redactedURL), width: 40),
-                         ($0.sha256 == selected.sha256 ? "current" : "") + (library.store.contains($0.sha256) ? "" : " (not cached)")]
+                        [
+                            String($0.sha256.prefix(12)), String($0.pages), formatBytes($0.bytes),
+                            shortDate($0.addedAt), Console.cell($0.source.map(redactedURL), width: 40),
+                            ($0.sha256 == selected.sha256 ? "current" : "")
+                                + (library.store.contains($0.sha256) ? "" : " (not cached)"),
+                        ]
                     })
             }
         }
@@ -101,7 +119,8 @@ extension Margin.BookCommand {
                 """)
 
         @Argument(help: "The book.") var book: String
-        @Argument(help: ArgumentHelp("The version: its number in 'book versions' or a SHA-256 prefix.", valueName: "VERSION"))
+        @Argument(
+            help: ArgumentHelp("The version: its number in 'book versions' or a SHA-256 prefix.", valueName: "VERSION"))
         var version: String
         @OptionGroup var global: GlobalOptions
 

@@ -44,7 +44,8 @@ extension Margin {
         @Flag(help: "Draw the book's highlights and bookmarks on the page.")
         var annotations = false
 
-        @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file, or - for stdout.", valueName: "FILE"))
+        @Option(
+            name: [.customShort("o"), .long], help: ArgumentHelp("Output file, or - for stdout.", valueName: "FILE"))
         var output: String?
 
         @Flag(help: "Overwrite an existing output file.")
@@ -56,7 +57,9 @@ extension Margin {
             guard dpi > 0, dpi.isFinite else { throw ValidationError("--dpi must be more than 0") }
             if let width, width <= 0 { throw ValidationError("--width must be more than 0") }
             if let height, height <= 0 { throw ValidationError("--height must be more than 0") }
-            if output == "-" && global.json { throw ValidationError("-o - writes the image to stdout; it can't be combined with --json") }
+            if output == "-" && global.json {
+                throw ValidationError("-o - writes the image to stdout; it can't be combined with --json")
+            }
         }
 
         func run() async throws {
@@ -70,7 +73,8 @@ extension Margin {
             request.annotations = annotations
             if output == "-" {
                 let folder = NSTemporaryDirectory() + "margin-render-" + UUID().uuidString
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 defer { try? FileManager.default.removeItem(atPath: folder) }
                 let result = try await library.render(selected, request, to: folder + "/page", force: true)
                 result.notes.forEach { global.note("note: \($0)") }

@@ -72,20 +72,29 @@ extension Margin {
             }
             let scans = results.textless.reduce(0) { $0 + $1.pages }
             if scans > 0 {
-                let books = results.textless.count == 1 ? "'\(results.textless[0].title)'" : "\(results.textless.count) books"
-                global.note("note: \(pagesText(scans)) of \(books) \(scans == 1 ? "has" : "have") no text layer (scanned?) and \(scans == 1 ? "was" : "were") not searched")
+                let books =
+                    results.textless.count == 1 ? "'\(results.textless[0].title)'" : "\(results.textless.count) books"
+                global.note(
+                    "note: \(pagesText(scans)) of \(books) \(scans == 1 ? "has" : "have") no text layer (scanned?) and \(scans == 1 ? "was" : "were") not searched"
+                )
             }
             if !unindexed.isEmpty {
-                let names = unindexed.prefix(3).map { "'\($0.title)'" }.joined(separator: ", ") + (unindexed.count > 3 ? ", …" : "")
+                let names =
+                    unindexed.prefix(3).map { "'\($0.title)'" }.joined(separator: ", ")
+                    + (unindexed.count > 3 ? ", …" : "")
                 let ids = unindexed.compactMap(\.id).map(String.init).joined(separator: " ")
                 global.note(
                     "note: \(count(unindexed.count, "book")) not searched (\(names)): not indexed yet (search only reads); "
-                        + "'margin reindex \(ids)' indexes \(unindexed.count == 1 ? "it" : "them") (fetching the PDF if needed)")
+                        + "'margin reindex \(ids)' indexes \(unindexed.count == 1 ? "it" : "them") (fetching the PDF if needed)"
+                )
             }
             if results.more {
-                let how = results.moreCount.map { count in
-                    results.moreIsExact ? "\(count) more \(count == 1 ? "page matches" : "pages match")" : "up to \(count) more pages match"
-                } ?? "more pages match"
+                let how =
+                    results.moreCount.map { count in
+                        results.moreIsExact
+                            ? "\(count) more \(count == 1 ? "page matches" : "pages match")"
+                            : "up to \(count) more pages match"
+                    } ?? "more pages match"
                 global.note("note: showing the first \(limit) hits; \(how) (--limit N for more, --limit 0 for all)")
             }
             if results.hits.isEmpty { global.note("no matches") }
@@ -110,7 +119,9 @@ extension Margin {
                         .replacingOccurrences(of: SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
                         .replacingOccurrences(of: SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
                     let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
-                    Console.outRaw("  \(place.count >= 8 ? place : place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)")
+                    Console.outRaw(
+                        "  \(place.count >= 8 ? place : place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)"
+                    )
                 }
             }
         }

@@ -24,7 +24,12 @@ extension Margin {
                 ("id", String(book.id ?? 0)),
                 ("title", book.title),
                 ("author", book.author ?? "-"),
-                ("pages", String(book.pages) + (book.textlessPages > 0 ? " (\(book.textlessPages) without a text layer: not searchable)" : "")),
+                (
+                    "pages",
+                    String(book.pages)
+                        + (book.textlessPages > 0
+                            ? " (\(book.textlessPages) without a text layer: not searchable)" : "")
+                ),
                 ("size", "\(formatBytes(book.bytes)) (\(book.bytes) bytes)"),
                 ("sha256", book.sha256),
                 ("folder", book.folder ?? "-"),
@@ -65,8 +70,10 @@ extension Margin {
             Console.table(
                 ["ID", "TITLE", "AUTHOR", "PAGES", "OPENED"],
                 books.map {
-                    [String($0.book.id ?? 0), Console.cell($0.book.title), Console.cell($0.book.author, width: 24),
-                     String($0.book.pages), shortDate($0.book.openedAt)]
+                    [
+                        String($0.book.id ?? 0), Console.cell($0.book.title), Console.cell($0.book.author, width: 24),
+                        String($0.book.pages), shortDate($0.book.openedAt),
+                    ]
                 })
         }
     }
@@ -99,17 +106,23 @@ extension Margin {
     struct Fetch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "fetch",
-            abstract: "Make sure books' PDFs are in the cache, downloading missing ones (all books when none are given).",
+            abstract:
+                "Make sure books' PDFs are in the cache, downloading missing ones (all books when none are given).",
             discussion: "An interrupted download resumes where it stopped. Example: margin cache clear && margin fetch")
 
         @Argument(help: "The books.") var books: [String] = []
         @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
-        @Option(help: ArgumentHelp("Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).", valueName: "S"))
+        @Option(
+            help: ArgumentHelp(
+                "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
+                valueName: "S"))
         var timeout: Double?
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
-            guard parseByteSize(maxSize) != nil else { throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB") }
+            guard parseByteSize(maxSize) != nil else {
+                throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB")
+            }
             if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
 
@@ -121,7 +134,9 @@ extension Margin {
             var fetched = [[String: String]]()
             for book in selected {
                 do {
-                    let path = try await library.ensureCached(book, maxSize: parseByteSize(maxSize), timeout: timeout, progress: TerminalDownloadProgress.make(global))
+                    let path = try await library.ensureCached(
+                        book, maxSize: parseByteSize(maxSize), timeout: timeout,
+                        progress: TerminalDownloadProgress.make(global))
                     fetched.append(["book": String(book.id ?? 0), "file": path])
                     if !global.json { Console.out("\(book.id ?? 0)  \(book.title): \(path)") }
                 } catch {

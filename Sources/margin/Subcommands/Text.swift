@@ -52,9 +52,11 @@ extension Margin {
         func run() async throws {
             let library = try global.openLibrary()
             let selected = try library.resolveAll(books)
-            let done = try await library.reindex(selected, progress: ProgressBar(label: "indexing", global: global).callback)
+            let done = try await library.reindex(
+                selected, progress: ProgressBar(label: "indexing", global: global).callback)
             if global.json {
-                return try Console.json(done.map { ["id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages] })
+                return try Console.json(
+                    done.map { ["id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages] })
             }
             for book in done {
                 let scans = book.textlessPages > 0 ? ", \(book.textlessPages) without text" : ""

@@ -41,20 +41,42 @@ public enum MarginError: Error, LocalizedError, Sendable {
     /// A command that only reads met a book whose PDF is not in the cache (it never fetches).
     case fileNotCached(title: String, book: Int64)
 
+    // Annotations and removal
+    /// Removing a book would delete its annotations, and that wasn't confirmed.
+    case removalNeedsConfirmation(title: String, highlights: Int, memos: Int, bookmarks: Int)
+    /// No bookmark, highlight or memo (`kind`) has this id.
+    case annotationNotFound(kind: String, id: Int64)
+    /// The passage is highlighted already (by highlight `id`).
+    case alreadyHighlighted(text: String, page: Int, id: Int64)
+    /// A book with no source left to fetch its PDF from.
+    case noSource(title: String)
+
+    // Inputs the use cases check
+    /// A file would be overwritten, and that wasn't asked for.
+    case fileExists(String)
+    /// A search query with nothing to search for (empty, or only quotes and spaces).
+    case emptyQuery(noWords: Bool)
+    /// A backup that can't be imported, and why; nothing was imported.
+    case invalidBackup(String)
+
+    /// A page outside the book's `1...count`.
+    case pageOutOfRange(page: Int, count: Int)
+
     // Everything else
     case invalidArgument(String)
     case io(String)
 
+    /// What happened, in words a user can act on. The library knows no command line: what to
+    /// type about an error (an option, a command) is the front end's to add.
     public var errorDescription: String? {
         switch redacted {
         case .bookNotFound(let selector):
-            return
-                "no book matches '\(selector)'\nhint: 'margin list' shows the library; select a book by id, SHA-256 prefix (4+ hex digits) or part of its title"
+            return "no book matches '\(selector)'"
         case .ambiguousBook(let selector, let candidates):
             return "'\(selector)' matches \(candidates.count) books; be more specific or use the id:\n"
                 + candidates.map { "  \($0)" }.joined(separator: "\n")
         case .emptyLibrary:
-            return "the library is empty; add a PDF with 'margin add URL|PATH'"
+            return "the library is empty"
         case .noSuchFile(let path):
             return "no such file: \(path)"
         case .isDirectory(let path):
@@ -69,12 +91,12 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "the server answered \(code) \(reason) for \(url)"
         case .tooLarge(let url, let limit, let size):
             let sizeText = size.map { " (\(formatBytes($0)))" } ?? ""
-            return "\(url) is larger than the limit of \(formatBytes(limit))\(sizeText); raise it with --max-size"
+            return "\(url) is larger than the limit of \(formatBytes(limit))\(sizeText)"
         case .incompleteDownload(let url, let expected, let received):
             return "the download of \(url) was cut short: received \(received) of \(expected) bytes"
         case .timedOut(let url, let seconds):
-            return
-                "the download of \(url) took longer than --timeout \(Int(seconds)) s; nothing was added (run it again to resume)"
+            return "the download of \(url) took longer than its time limit of \(Int(seconds)) s; nothing was added "
+                + "(run it again to resume)"
         case .stalled(let url, let bytes, let seconds):
             return
                 "the download of \(url) stalled: the server sent \(bytes) bytes in \(Int(seconds)) s; nothing was added "
@@ -90,21 +112,38 @@ public enum MarginError: Error, LocalizedError, Sendable {
         case .truncatedPDF(let input):
             return "the PDF \(input) is truncated: it ends without %%EOF; download or copy it again"
         case .encrypted(let input):
-            return
-                "\(input) is an encrypted PDF: give its password with --password - (asked for, not shown) or --password-fd N"
+            return "\(input) is an encrypted PDF and no password for it was given"
         case .wrongPassword(let input):
             return "the password given does not open the encrypted PDF \(input)"
         case .popplerLimit(let reason):
             return "\(reason); nothing was changed"
         case .passwordUnavailable(let title, let keyFile):
-            return "the stored password of '\(title)' can't be read: its key (\(keyFile)) is missing or was replaced; "
-                + "give the password again with 'margin edit BOOK --password -'"
+            return "the stored password of '\(title)' can't be read: its key (\(keyFile)) is missing or was replaced"
         case .unreadablePDF(let input, let reason):
             return "poppler cannot read \(input) as a PDF: \(reason)"
         case .notCached(let title, let reason):
             return "'\(title)' is not cached and no source could be fetched: \(reason)"
         case .fileNotCached(let title, _):
             return "the PDF of '\(title)' is not in the cache (this command reads only what is there)"
+        case .removalNeedsConfirmation(let title, let highlights, let memos, let bookmarks):
+            return "'\(title)' has \(count(highlights, "highlight")), \(count(memos, "memo")) and "
+                + "\(count(bookmarks, "bookmark")); removing it deletes them (nothing was removed)"
+        case .annotationNotFound(let kind, let id):
+            return "no \(kind) with id \(id)"
+        case .alreadyHighlighted(let text, let page, let id):
+            return "'\(text)' on page \(page) is already highlighted (highlight \(id))"
+        case .noSource(let title):
+            return "'\(title)' is not cached and has no source to fetch it from"
+        case .fileExists(let path):
+            return "\(path) already exists"
+        case .emptyQuery(let noWords):
+            return noWords ? "the search query has no words (only quotes or spaces)" : "the search query is empty"
+        case .invalidBackup(let message):
+            return "\(message); nothing was imported"
+        case .pageOutOfRange(let page, let count):
+            return count == 1
+                ? "page \(page) is out of range: the book has 1 page"
+                : "page \(page) is out of range: valid pages are 1-\(count)"
         case .invalidArgument(let message), .io(let message):
             return message
         }

@@ -24,7 +24,7 @@ public enum StoreError: Error, LocalizedError, Sendable {
             return "cannot open the library at \(path): \(reason)"
         case .truncated(let path, let bytes, let expected):
             return "the library database \(path) is truncated (\(bytes) of \(expected) bytes); restore it from a copy "
-                + "(\((path as NSString).lastPathComponent).bak-N beside it, or 'margin import' a JSON export into a new library) "
+                + "(\((path as NSString).lastPathComponent).bak-N beside it, or a JSON export imported into a new library) "
                 + "or move it aside to start anew"
         case .readOnly(let path):
             return
@@ -33,8 +33,7 @@ public enum StoreError: Error, LocalizedError, Sendable {
             return
                 "cannot write the library at \(path): the disk is full; free some space and run the command again (nothing was changed)"
         case .damaged(let path, let reason):
-            return
-                "the library database \(path) is damaged (\(reason)); 'margin db check' tells more, or restore it from a copy"
+            return "the library database \(path) is damaged (\(reason)); restore it from a copy"
         case .gone(let what):
             return "\(what) was removed meanwhile (by another margin process?); nothing was changed"
         case .busy(let path):

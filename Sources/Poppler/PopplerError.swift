@@ -20,8 +20,7 @@ public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
     public var errorDescription: String? {
         switch self {
         case .passwordRequired:
-            return
-                "the PDF is encrypted and no password for it is known: 'margin edit BOOK --password -' stores one (when adding: --password -)"
+            return "the PDF is encrypted and no password for it is known"
         case .wrongPassword:
             return "the PDF is encrypted and the password given does not open it"
         case .unreadable(let message):

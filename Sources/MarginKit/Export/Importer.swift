@@ -53,20 +53,20 @@ extension Library {
         do {
             backup = try JSONDecoder().decode(Backup.self, from: data)
         } catch let error as DecodingError {
-            throw MarginError.invalidArgument(
-                "\(name) is not a margin backup: \(describe(error)); nothing was imported")
+            throw MarginError.invalidBackup(
+                "\(name) is not a margin backup: \(describe(error))")
         } catch {
-            throw MarginError.invalidArgument(
-                "\(name) is not valid JSON: \(error.localizedDescription); nothing was imported")
+            throw MarginError.invalidBackup(
+                "\(name) is not valid JSON: \(error.localizedDescription)")
         }
         guard backup.format == Backup.formatName else {
-            throw MarginError.invalidArgument(
-                "\(name) is not a margin backup: \"format\" is \"\(backup.format)\", expected \"\(Backup.formatName)\"; nothing was imported"
+            throw MarginError.invalidBackup(
+                "\(name) is not a margin backup: \"format\" is \"\(backup.format)\", expected \"\(Backup.formatName)\""
             )
         }
         guard backup.version <= Backup.currentVersion, backup.version >= 1 else {
-            throw MarginError.invalidArgument(
-                "\(name) is backup format version \(backup.version); this margin reads version \(Backup.currentVersion) (upgrade margin); nothing was imported"
+            throw MarginError.invalidBackup(
+                "\(name) is backup format version \(backup.version); this margin reads version \(Backup.currentVersion) (upgrade margin)"
             )
         }
         return backup
@@ -88,7 +88,7 @@ extension Library {
                     let book = try mergeBook(entry, place: place, store, &report.books)
                     let bookId = book.id ?? 0
                     guard books.insert(bookId).inserted else {
-                        throw MarginError.invalidArgument(
+                        throw MarginError.invalidBackup(
                             "\(place): the same book as an earlier entry (by UUID or SHA-256)")
                     }
                     for (i, e) in entry.bookmarks.enumerated() {
@@ -105,7 +105,7 @@ extension Library {
                         try checkNoteSize(e.text + (e.note ?? ""), what: "a highlight", at: at)
                         try checkImportedPage(e.page, pages: book.pages, at: at)
                         guard e.rects.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isFinite) }) else {
-                            throw MarginError.invalidArgument("\(at).rects: each rect must be [x0, y0, x1, y1]")
+                            throw MarginError.invalidBackup("\(at).rects: each rect must be [x0, y0, x1, y1]")
                         }
                         _ = try HighlightColor.parse(e.color)
                         var model = Highlight(
@@ -133,8 +133,9 @@ extension Library {
             }
         } catch is DryRunRollback {
             return report
-        } catch MarginError.invalidArgument(let message) where !message.contains("nothing was imported") {
-            throw MarginError.invalidArgument(message + "; nothing was imported")
+        } catch MarginError.invalidArgument(let message) {
+            // A check shared with other commands refused part of the backup.
+            throw MarginError.invalidBackup(message)
         }
         return report
     }
@@ -144,10 +145,10 @@ extension Library {
     ) throws -> Book {
         let sha = entry.sha256.lowercased()
         guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
-            throw MarginError.invalidArgument("\(place).sha256: expected 64 hex digits")
+            throw MarginError.invalidBackup("\(place).sha256: expected 64 hex digits")
         }
-        guard entry.pages >= 1 else { throw MarginError.invalidArgument("\(place).pages: must be at least 1") }
-        guard entry.bytes >= 1 else { throw MarginError.invalidArgument("\(place).bytes: must be at least 1") }
+        guard entry.pages >= 1 else { throw MarginError.invalidBackup("\(place).pages: must be at least 1") }
+        guard entry.bytes >= 1 else { throw MarginError.invalidBackup("\(place).bytes: must be at least 1") }
         let bookUUID = try uuid(entry.uuid, at: place)
         // The same book is the one with this UUID, or whose current or an older version has
         // these bytes (a backup made before or after a refresh).
@@ -157,14 +158,14 @@ extension Library {
             bySHA = try store.find(Book.self, id: version.bookId)
         }
         if let byUUID, let bySHA, byUUID.id != bySHA.id {
-            throw MarginError.invalidArgument(
+            throw MarginError.invalidBackup(
                 "\(place).uuid: it is the UUID of '\(byUUID.title)' in the library, but the SHA-256 is that of '\(bySHA.title)'"
             )
         }
         if let known = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha)),
             known.bookId == (bySHA ?? byUUID)?.id, known.pages != entry.pages || known.bytes != entry.bytes
         {
-            throw MarginError.invalidArgument(
+            throw MarginError.invalidBackup(
                 "\(place): the PDF with this SHA-256 has \(known.pages) pages and \(known.bytes) bytes, not \(entry.pages) and \(entry.bytes)"
             )
         }
@@ -183,7 +184,7 @@ extension Library {
             return existing
         }
         guard nonEmpty(entry.title) != nil else {
-            throw MarginError.invalidArgument("\(place).title: must not be empty")
+            throw MarginError.invalidBackup("\(place).title: must not be empty")
         }
         if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
         if self.store.contains(sha) {
@@ -192,7 +193,7 @@ extension Library {
             let pages = (try? Document(path: path))?.pageCount
             let bytes = fileSize(path)
             if let pages, pages != entry.pages || bytes != entry.bytes {
-                throw MarginError.invalidArgument(
+                throw MarginError.invalidBackup(
                     "\(place): the PDF with this SHA-256 has \(pages) pages and \(bytes ?? 0) bytes, not \(entry.pages) and \(entry.bytes)"
                 )
             }
@@ -224,7 +225,7 @@ extension Library {
         _ counts: inout ImportReport.Counts
     ) throws {
         guard seen.insert(incoming.uuid).inserted else {
-            throw MarginError.invalidArgument(
+            throw MarginError.invalidBackup(
                 "\(place).uuid: \(incoming.uuid.uuidString.lowercased()) appears twice in the backup")
         }
         let existing = try store.first(Query<M>().filter(Field<M, UUID>("uuid") == incoming.uuid))
@@ -236,7 +237,7 @@ extension Library {
         }
         guard existing.bookId == incoming.bookId else {
             let owner = try store.find(Book.self, id: existing.bookId)?.title ?? "another book"
-            throw MarginError.invalidArgument(
+            throw MarginError.invalidBackup(
                 "\(place).uuid: this annotation belongs to '\(owner)' in the library, not to this book")
         }
         if sameContent(existing, incoming) {
@@ -268,21 +269,21 @@ extension Memo: Timestamped {}
 
 private func checkImportedPage(_ page: Int, pages: Int, at place: String) throws {
     guard page >= 1, page <= pages else {
-        throw MarginError.invalidArgument(
-            "\(place).page: \(page) is outside the book's pages 1-\(pages); nothing was imported")
+        throw MarginError.invalidBackup(
+            "\(place).page: \(page) is outside the book's pages 1-\(pages)")
     }
 }
 
 private func uuid(_ text: String, at place: String) throws -> UUID {
     guard let value = UUID(uuidString: text) else {
-        throw MarginError.invalidArgument("\(place).uuid: '\(text)' is not a UUID; nothing was imported")
+        throw MarginError.invalidBackup("\(place).uuid: '\(text)' is not a UUID")
     }
     return value
 }
 
 private func date(_ text: String, at place: String) throws -> Date {
     guard let value = parseISODate(text) else {
-        throw MarginError.invalidArgument("\(place): '\(text)' is not an ISO-8601 date; nothing was imported")
+        throw MarginError.invalidBackup("\(place): '\(text)' is not an ISO-8601 date")
     }
     return value
 }

@@ -41,7 +41,7 @@ public final class AtomicFiles {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw MarginError.invalidArgument("\(path) is a folder; give a file name") }
-            if !force { throw MarginError.invalidArgument("\(path) already exists; use --force to overwrite it") }
+            if !force { throw MarginError.fileExists(path) }
         }
         if staged.contains(where: { $0.target == target }) {
             throw MarginError.invalidArgument("\(path) would be written twice by one command")

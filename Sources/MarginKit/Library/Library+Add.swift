@@ -21,7 +21,9 @@ public struct AddOutcome: Sendable, Encodable {
     public var input: String
     public var book: BookInfo?
     public var duplicate: Bool
+    /// What went wrong, in the library's words; a front end may reword it (`failure` is the error).
     public var error: String?
+    public var failure: (any Error)?
     public var ok: Bool { book != nil }
 
     enum CodingKeys: String, CodingKey { case input, ok, book, duplicate, error }
@@ -113,7 +115,11 @@ extension Library {
                         let (book, duplicate) = try await self.addOne(input, options: options, fetcher: fetcher)
                         return (index, AddOutcome(input: input, book: book, duplicate: duplicate))
                     } catch {
-                        return (index, AddOutcome(input: input, duplicate: false, error: error.localizedDescription))
+                        return (
+                            index,
+                            AddOutcome(
+                                input: input, duplicate: false, error: error.localizedDescription, failure: error)
+                        )
                     }
                 }
             }

@@ -76,7 +76,7 @@ extension Library {
         try checkNoteSize(text, what: "a memo")
         return try repository.write { store in
             guard var memo = try store.find(Memo.self, id: id) else {
-                throw MarginError.invalidArgument("no memo with id \(id); 'margin memo list' shows them")
+                throw MarginError.annotationNotFound(kind: "memo", id: id)
             }
             memo.text = text
             memo.updatedAt = Date()
@@ -106,7 +106,7 @@ extension Library {
         let color = try color.map(HighlightColor.parse)
         return try repository.write { store in
             guard var highlight = try store.find(Highlight.self, id: id) else {
-                throw MarginError.invalidArgument("no highlight with id \(id); 'margin highlight list' shows them")
+                throw MarginError.annotationNotFound(kind: "highlight", id: id)
             }
             if let note { highlight.note = note.isEmpty ? nil : note }
             if let color { highlight.color = color }
@@ -127,7 +127,7 @@ extension Library {
         if let note = request.note { try checkNoteSize(note, what: "a note") }
         if let page = request.page { try checkPage(page, of: book) }
         if let occurrence = request.occurrence, occurrence < 1 {
-            throw MarginError.invalidArgument("--occurrence counts from 1")
+            throw MarginError.invalidArgument("occurrences count from 1")
         }
         var current = book
         if book.indexedAt == nil, let updated = try await reindex([book]).first { current = updated }
@@ -198,9 +198,7 @@ extension Library {
                     note: nonEmpty(request.note)))
         }
         if highlights.isEmpty, let first = duplicates.first {
-            throw MarginError.invalidArgument(
-                "'\(needle)' on page \(first.page) is already highlighted (highlight \(first.id ?? 0)); 'margin highlight edit \(first.id ?? 0)' changes its note or colour"
-            )
+            throw MarginError.alreadyHighlighted(text: needle, page: first.page, id: first.id ?? 0)
         }
         let saved = try repository.write { store in
             try highlights.map { highlight -> Highlight in
@@ -276,7 +274,7 @@ extension Library {
     // MARK: Helpers
 
     func checkPage(_ page: Int, of book: Book) throws {
-        guard page >= 1, page <= book.pages else { throw PopplerError.pageOutOfRange(page: page, count: book.pages) }
+        guard page >= 1, page <= book.pages else { throw MarginError.pageOutOfRange(page: page, count: book.pages) }
     }
 
     func pageTexts(of book: Book) throws -> [PageText] {
@@ -290,7 +288,7 @@ extension Library {
     private func removeAnnotation<M: Model>(_ type: M.Type, id: Int64, kind: String) throws -> M {
         try repository.write { store in
             guard let model = try store.find(M.self, id: id) else {
-                throw MarginError.invalidArgument("no \(kind) with id \(id); 'margin \(kind) list' shows them")
+                throw MarginError.annotationNotFound(kind: kind, id: id)
             }
             try store.delete(model)
             return model

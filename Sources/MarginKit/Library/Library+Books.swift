@@ -128,9 +128,9 @@ extension Library {
                     highlights: try store.count(Query<Highlight>().filter(Highlight.Fields.bookId == id)),
                     memos: try store.count(Query<Memo>().filter(Memo.Fields.bookId == id)))
                 if !confirmed, counts.bookmarks + counts.highlights + counts.memos > 0 {
-                    throw MarginError.invalidArgument(
-                        "'\(book.title)' has \(count(counts.highlights, "highlight")), \(count(counts.memos, "memo")) and \(count(counts.bookmarks, "bookmark")); removing it deletes them: add --yes (nothing was removed)"
-                    )
+                    throw MarginError.removalNeedsConfirmation(
+                        title: book.title, highlights: counts.highlights, memos: counts.memos,
+                        bookmarks: counts.bookmarks)
                 }
                 report.append(counts)
                 let versions = try store.fetch(Query<Version>().filter(Version.Fields.bookId == id)).map(\.sha256)
@@ -177,8 +177,7 @@ extension Library {
             try store.fetch(Query<Source>().filter(Source.Fields.bookId == (book.id ?? -1)))
         }
         guard !sources.isEmpty else {
-            throw MarginError.notCached(
-                title: book.title, reason: "it has no source; add the PDF again with 'margin add PATH'")
+            throw MarginError.noSource(title: book.title)
         }
         var fetcher = Fetcher(store: store, maxSize: maxSize ?? max(book.bytes, 1 << 30), downloader: downloader)
         fetcher.progress = progress

@@ -48,7 +48,7 @@ extension Library {
         -> RenderResult
     {
         guard request.page >= 1, request.page <= book.pages else {
-            throw PopplerError.pageOutOfRange(page: request.page, count: book.pages)
+            throw MarginError.pageOutOfRange(page: request.page, count: book.pages)
         }
         let path = try cachedFile(book)
         let overlays = request.annotations ? try overlays(for: book, page: request.page) : []

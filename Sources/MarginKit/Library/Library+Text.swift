@@ -70,7 +70,7 @@ extension Library {
     /// The text of the given 1-based pages (all when `pages` is nil), from the index.
     public func text(of book: Book, pages: [Int]?) async throws -> [PageTextOutput] {
         if let bad = pages?.first(where: { $0 < 1 || $0 > book.pages }) {
-            throw PopplerError.pageOutOfRange(page: bad, count: book.pages)
+            throw MarginError.pageOutOfRange(page: bad, count: book.pages)
         }
         let stored: [PageText]
         if book.indexedAt == nil {
@@ -88,33 +88,4 @@ extension Library {
         let byNumber = Dictionary(stored.map { ($0.number, $0.text) }, uniquingKeysWith: { first, _ in first })
         return (pages ?? Array(1...max(1, book.pages))).map { PageTextOutput(page: $0, text: byNumber[$0] ?? "") }
     }
-}
-
-/// Parses `--pages`: `N`, `A-B`, or a comma list of those, 1-based; ranges must go forward and
-/// start within `1...count` (one running past the end stops at the last page). Each page once.
-public func parsePages(_ text: String, count: Int) throws -> [Int] {
-    var pages = [Int]()
-    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-        let piece = part.trimmingCharacters(in: .whitespaces)
-        let bounds = piece.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map {
-            Int($0.trimmingCharacters(in: .whitespaces))
-        }
-        guard !piece.isEmpty, bounds.allSatisfy({ $0 != nil }), let first = bounds.first ?? nil else {
-            throw MarginError.invalidArgument(
-                "'\(text)' is not a page list: write N, A-B or a comma list such as 1,3-5")
-        }
-        var last = bounds.count == 2 ? (bounds[1] ?? first) : first
-        guard first <= last else {
-            throw MarginError.invalidArgument("the page range \(first)-\(last) goes backwards; write \(last)-\(first)")
-        }
-        // A range running past the end stops at the last page, as in pdftotext.
-        if bounds.count == 2, first >= 1, first <= count { last = min(last, count) }
-        for page in [first, last] where page < 1 || page > count {
-            throw PopplerError.pageOutOfRange(page: page, count: count)
-        }
-        pages += Array(first...last)
-    }
-    // Each page once, in the order first asked for.
-    var seen = Set<Int>()
-    return pages.filter { seen.insert($0).inserted }
 }

@@ -79,13 +79,10 @@ extension Library {
     /// is then checked against the stored page text, so results equal a scan.
     public func search(_ query: String, options: SearchOptions) throws -> SearchResults {
         guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-            throw MarginError.invalidArgument(
-                "the search query is empty; give a word, a \"quoted phrase\" or (with --regex) a pattern")
+            throw MarginError.emptyQuery(noWords: false)
         }
         if !options.regex && parseQuery(query).isEmpty {
-            throw MarginError.invalidArgument(
-                "the search query has no words (only quotes or spaces); give a word, a \"quoted phrase\" or (with --regex) a pattern"
-            )
+            throw MarginError.emptyQuery(noWords: true)
         }
         // One hit more than asked for tells whether the limit cut the results short.
         var options = options

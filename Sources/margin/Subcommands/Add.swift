@@ -50,8 +50,10 @@ extension Margin {
                 valueName: "S"))
         var timeout: Double?
 
-        @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB).", valueName: "SIZE"))
-        var maxSize = "1GiB"
+        @Option(
+            help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB; default 1GiB).", valueName: "SIZE"),
+            transform: byteSizeArgument)
+        var maxSize = ByteSize.oneGiB
 
         @OptionGroup var global: GlobalOptions
 
@@ -59,9 +61,6 @@ extension Margin {
             guard !inputs.isEmpty else { throw ValidationError("give at least one URL or path to add") }
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
             if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
-            guard parseByteSize(maxSize) != nil else {
-                throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB or 2GiB")
-            }
         }
 
         func run() async throws {
@@ -72,11 +71,17 @@ extension Margin {
             options.folder = folder
             options.tags = tags
             options.password = try secret.read()
-            options.maxSize = parseByteSize(maxSize) ?? options.maxSize
+            options.maxSize = maxSize.bytes
             options.timeout = timeout
             installInterruptHandler(global)
             let outcomes = await library.add(
-                inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global))
+                inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global)
+            ).map { outcome in
+                // Each failure in the command line's words, with its hint.
+                var outcome = outcome
+                outcome.error = outcome.failure.map(userMessage) ?? outcome.error
+                return outcome
+            }
             if global.json { try Console.json(outcomes) }
             for outcome in outcomes {
                 if let info = outcome.book {

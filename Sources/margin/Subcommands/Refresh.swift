@@ -19,7 +19,10 @@ extension Margin {
 
         @Argument(help: "The books (all when none are given).") var books: [String] = []
         @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
-        @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
+        @Option(
+            help: ArgumentHelp("Refuse PDFs larger than SIZE (default 1GiB).", valueName: "SIZE"),
+            transform: byteSizeArgument)
+        var maxSize = ByteSize.oneGiB
         @Option(
             help: ArgumentHelp(
                 "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
@@ -28,9 +31,6 @@ extension Margin {
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
-            guard parseByteSize(maxSize) != nil else {
-                throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB")
-            }
             if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
 
@@ -39,7 +39,7 @@ extension Margin {
             let selected = try library.resolveAll(books)
             installInterruptHandler(global)
             let outcomes = await library.refresh(
-                selected, keepOld: keepOld, maxSize: parseByteSize(maxSize) ?? 1 << 30, timeout: timeout,
+                selected, keepOld: keepOld, maxSize: maxSize.bytes, timeout: timeout,
                 progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }
             if outcomes.isEmpty { global.note("the library is empty; nothing to refresh") }

@@ -111,7 +111,10 @@ extension Margin {
             discussion: "An interrupted download resumes where it stopped. Example: margin cache clear && margin fetch")
 
         @Argument(help: "The books.") var books: [String] = []
-        @Option(help: ArgumentHelp("Refuse PDFs larger than SIZE.", valueName: "SIZE")) var maxSize = "1GiB"
+        @Option(
+            help: ArgumentHelp("Refuse PDFs larger than SIZE (default 1GiB).", valueName: "SIZE"),
+            transform: byteSizeArgument)
+        var maxSize = ByteSize.oneGiB
         @Option(
             help: ArgumentHelp(
                 "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
@@ -120,9 +123,6 @@ extension Margin {
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
-            guard parseByteSize(maxSize) != nil else {
-                throw ValidationError("--max-size '\(maxSize)' is not a size; write e.g. 500MB")
-            }
             if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
 
@@ -135,7 +135,7 @@ extension Margin {
             for book in selected {
                 do {
                     let path = try await library.ensureCached(
-                        book, maxSize: parseByteSize(maxSize), timeout: timeout,
+                        book, maxSize: maxSize.bytes, timeout: timeout,
                         progress: TerminalDownloadProgress.make(global))
                     fetched.append(["book": String(book.id ?? 0), "file": path])
                     if !global.json { Console.out("\(book.id ?? 0)  \(book.title): \(path)") }

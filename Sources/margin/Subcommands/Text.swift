@@ -20,15 +20,17 @@ extension Margin {
         @Argument(help: "The book.")
         var book: String
 
-        @Option(help: ArgumentHelp("Pages: N, A-B, or a comma list (1-based).", valueName: "P"))
-        var pages: String?
+        @Option(
+            help: ArgumentHelp("Pages: N, A-B, or a comma list (1-based).", valueName: "P"), transform: pageListArgument
+        )
+        var pages: PageList?
 
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let library = try global.openLibrary()
             let selected = try library.resolve(book)
-            let numbers = try pages.map { try parsePages($0, count: selected.pages) }
+            let numbers = try pages?.pages(count: selected.pages)
             let output = try await library.text(of: selected, pages: numbers)
             try library.touch(selected)
             if global.json { return try Console.json(output) }

@@ -10,17 +10,17 @@ struct SQLiteRepository: Repository {
     /// Set once this process has committed a write (so the WAL is checkpointed at the end).
     var wrote: WriteFlag = WriteFlag()
 
-    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T {
         do {
-            return try writer.read { db in try body(SQLiteStore(db: db)) }
+            return try await writer.read { db in try body(SQLiteStore(db: db)) }
         } catch {
             throw StoreError.from(error, path: path)
         }
     }
 
-    func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) async throws -> T {
         do {
-            let result = try writer.write { db in
+            let result = try await writer.write { db in
                 let result = try body(SQLiteStore(db: db))
                 // Counts committed writes in the file header; `db check` compares it with the
                 // count recorded after the last checkpoint to notice a lost or stale -wal.

@@ -21,7 +21,7 @@ import Testing
         // The same content again is the same book.
         let again = await test.library.add([Fixtures.pdf("sample.pdf")], options: AddOptions(), jobs: 1)
         #expect(again.first?.duplicate == true)
-        #expect(try test.library.allBooks().count == 1)
+        #expect(try await test.library.allBooks().count == 1)
     }
 
     @Test func booksAreResolvedByIdHashPrefixAndFoldedTitle() async throws {
@@ -29,23 +29,23 @@ import Testing
         let books = try await test.add("sample.pdf", "second.pdf")
         let library = test.library
         let sample = try #require(books.first?.book)
-        #expect(try library.resolve("\(sample.id ?? 0)").sha256 == sample.sha256)
-        #expect(try library.resolve(String(sample.sha256.prefix(6))).id == sample.id)
-        #expect(try library.resolve("SAMPLE pâper").id == sample.id, "titles match folded: case and accents")
-        #expect(throws: MarginError.self) { try library.resolve("no such title") }
-        #expect(throws: MarginError.self) { try library.resolve("e") }  // both titles hold an "e"
+        #expect(try await library.resolve("\(sample.id ?? 0)").sha256 == sample.sha256)
+        #expect(try await library.resolve(String(sample.sha256.prefix(6))).id == sample.id)
+        #expect(try await library.resolve("SAMPLE pâper").id == sample.id, "titles match folded: case and accents")
+        await #expect(throws: MarginError.self) { try await library.resolve("no such title") }
+        await #expect(throws: MarginError.self) { try await library.resolve("e") }  // both titles hold an "e"
     }
 
     @Test func searchFindsPagesAndSaysWhatItCouldNot() async throws {
         let test = try TestLibrary()
         try await test.add("sample.pdf", "second.pdf")
-        let results = try test.library.search("herons", options: SearchOptions())
+        let results = try await test.library.search("herons", options: SearchOptions())
         #expect(results.hits.map { "\($0.title):\($0.page ?? 0)" } == ["Field Notes:1"])
         var limited = SearchOptions()
         limited.limit = 1
-        let fox = try test.library.search("fox", options: limited)
+        let fox = try await test.library.search("fox", options: limited)
         #expect(fox.hits.count == 1 && fox.more, "the limit cuts, and says so")
-        #expect(throws: MarginError.self) { try test.library.search("\"", options: SearchOptions()) }
+        await #expect(throws: MarginError.self) { try await test.library.search("\"", options: SearchOptions()) }
     }
 
     @Test func annotationsAreSavedEditedFoundAndRemoved() async throws {
@@ -57,37 +57,38 @@ import Testing
         let highlights = try await library.addHighlights(book, request)
         let highlight = try #require(highlights.first)
         #expect(highlight.page == 2 && !highlight.rects.isEmpty)
-        let memo = try library.addMemo(book, page: 1, text: "Read again")
-        _ = try library.addBookmark(book, page: 3, label: "end")
+        let memo = try await library.addMemo(book, page: 1, text: "Read again")
+        _ = try await library.addBookmark(book, page: 3, label: "end")
         var annotations = SearchOptions()
         annotations.annotations = true
         #expect(
-            try library.search("key IDEA", options: annotations).hits.map(\.kind) == ["highlight"], "found by its note")
-        _ = try library.editMemo(id: memo.id ?? 0, text: "Read twice")
+            try await library.search("key IDEA", options: annotations).hits.map(\.kind) == ["highlight"],
+            "found by its note")
+        _ = try await library.editMemo(id: memo.id ?? 0, text: "Read twice")
         #expect(
-            try library.search("again", options: annotations).hits.isEmpty,
+            try await library.search("again", options: annotations).hits.isEmpty,
             "an edited memo is found by its new text only")
-        #expect(try library.search("twice", options: annotations).hits.count == 1)
-        #expect(try library.annotations(of: book).count == 3)
-        _ = try library.removeHighlight(id: highlight.id ?? 0)
-        #expect(try library.search("key", options: annotations).hits.isEmpty)
-        #expect(throws: MarginError.self) { try library.removeHighlight(id: highlight.id ?? 0) }
+        #expect(try await library.search("twice", options: annotations).hits.count == 1)
+        #expect(try await library.annotations(of: book).count == 3)
+        _ = try await library.removeHighlight(id: highlight.id ?? 0)
+        #expect(try await library.search("key", options: annotations).hits.isEmpty)
+        await #expect(throws: MarginError.self) { try await library.removeHighlight(id: highlight.id ?? 0) }
     }
 
     @Test func aBackupRestoresIntoAnotherLibrary() async throws {
         let source = try TestLibrary()
         let book = try #require(try await source.add("sample.pdf").first?.book)
         _ = try await source.library.addHighlights(book, HighlightRequest(text: "inverted index"))
-        _ = try source.library.addMemo(book, page: nil, text: "On the whole book")
-        let backup = try source.library.backup([book])
+        _ = try await source.library.addMemo(book, page: nil, text: "On the whole book")
+        let backup = try await source.library.backup([book])
         let target = try TestLibrary()
         try await target.add("sample.pdf")
-        let dry = try target.library.importBackup(backup, dryRun: true)
-        #expect(try target.library.highlights(of: nil).isEmpty, "a dry run changes nothing")
-        let report = try target.library.importBackup(backup, dryRun: false)
+        let dry = try await target.library.importBackup(backup, dryRun: true)
+        #expect(try await target.library.highlights(of: nil).isEmpty, "a dry run changes nothing")
+        let report = try await target.library.importBackup(backup, dryRun: false)
         #expect(report.highlights.added == dry.highlights.added && report.highlights.added == 1)
-        #expect(try target.library.memos(of: nil).map(\.text) == ["On the whole book"])
-        let again = try target.library.importBackup(backup, dryRun: false)
+        #expect(try await target.library.memos(of: nil).map(\.text) == ["On the whole book"])
+        let again = try await target.library.importBackup(backup, dryRun: false)
         #expect(again.highlights.unchanged == 1 && again.memos.unchanged == 1, "importing twice adds nothing")
     }
 

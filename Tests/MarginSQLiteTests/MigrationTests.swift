@@ -8,7 +8,7 @@ import Testing
 @Suite struct MigrationTests {
     /// Every database in fixtures/db/ (one per shipped schema version) opens with today's
     /// margin, is migrated to the latest version, is backed up first, and keeps all its rows.
-    @Test func everyShippedVersionUpgradesWithNothingLost() throws {
+    @Test func everyShippedVersionUpgradesWithNothingLost() async throws {
         let folder = Fixtures.root + "/fixtures/db"
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sqlite") }
             .sorted()
@@ -22,7 +22,7 @@ import Testing
             let status = try database.schemaStatus()
             #expect(status.version == LibraryDatabase.latestVersion, "\(name)")
             #expect(status.pending.isEmpty)
-            let counts = try database.repository.read { store in
+            let counts = try await database.repository.read { store in
                 [
                     "books": try store.count(Query<Book>()), "sources": try store.count(Query<Source>()),
                     "tags": try store.count(Query<MarginCore.Tag>()),
@@ -33,15 +33,15 @@ import Testing
             for (table, count) in manifest {
                 #expect(counts[table] == count, "\(name): \(table)")
             }
-            let books = try database.repository.read { try $0.all(Book.self) }
+            let books = try await database.repository.read { try $0.all(Book.self) }
             #expect(books.allSatisfy { $0.sha256.count == 64 && !$0.title.isEmpty }, "\(name)")
             // Every book has its current file as a version (v4 made them for older libraries).
-            let versions = try database.repository.read { try $0.all(Version.self) }
+            let versions = try await database.repository.read { try $0.all(Version.self) }
             #expect(Set(versions.map(\.sha256)) == Set(books.map(\.sha256)), "\(name)")
             // Highlights and memos are still found by the annotation index (v5 refilled it from a
             // folded column computed in Swift).
             if (manifest["highlights"] ?? 0) > 0 {
-                let found = try database.repository.read { reader in
+                let found = try await database.repository.read { reader in
                     (
                         try reader.textIndex.candidateAnnotations(containing: [folded("INVERTED")], bookId: nil),
                         try reader.textIndex.candidateAnnotations(containing: [folded("page memo")], bookId: nil)

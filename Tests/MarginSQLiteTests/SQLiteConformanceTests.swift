@@ -8,13 +8,13 @@ import Testing
 /// The SQLite store passes every store conformance check, in memory and in a file.
 @Suite struct SQLiteConformanceTests {
     @Test(arguments: StoreConformance.names)
-    func inMemory(_ check: String) throws {
-        try StoreConformance.run(check, on: try LibraryDatabase())
+    func inMemory(_ check: String) async throws {
+        try await StoreConformance.run(check, on: try LibraryDatabase())
     }
 
     @Test(arguments: StoreConformance.names)
-    func inAFile(_ check: String) throws {
+    func inAFile(_ check: String) async throws {
         let folder = TemporaryFolder()
-        try StoreConformance.run(check, on: try LibraryDatabase(path: folder.path + "/library.sqlite"))
+        try await StoreConformance.run(check, on: try LibraryDatabase(path: folder.path + "/library.sqlite"))
     }
 }

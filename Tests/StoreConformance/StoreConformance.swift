@@ -6,7 +6,7 @@ import Testing
 /// migrated to the latest schema, and fails through Swift Testing's expectations. A backend's
 /// test target runs every check (`StoreConformance.names`) against its own store.
 public enum StoreConformance {
-    public typealias Check = @Sendable (any LibraryStore) throws -> Void
+    public typealias Check = @Sendable (any LibraryStore) async throws -> Void
 
     public static let checks: [(name: String, check: Check)] = [
         ("insert assigns ids and fetches back", insertAssignsIdsAndFetchesBack),
@@ -24,15 +24,15 @@ public enum StoreConformance {
     public static var names: [String] { checks.map(\.name) }
 
     /// Runs the check called `name` on `store`.
-    public static func run(_ name: String, on store: any LibraryStore) throws {
+    public static func run(_ name: String, on store: any LibraryStore) async throws {
         let check = try #require(checks.first { $0.name == name }?.check, "no conformance check named \(name)")
-        try check(store)
+        try await check(store)
     }
 
     static func makeBook(
         _ store: any LibraryStore, _ title: String, sha: String, author: String? = nil, folder: String? = nil
-    ) throws -> Book {
-        try store.repository.write { writer in
+    ) async throws -> Book {
+        try await store.repository.write { writer in
             var book = Book(sha256: sha, title: title, author: author, pages: 3, bytes: 10, folder: folder)
             try writer.insert(&book)
             return book
@@ -41,46 +41,46 @@ public enum StoreConformance {
 
     static func sha(_ character: Character) -> String { String(repeating: character, count: 64) }
 
-    static func insertAssignsIdsAndFetchesBack(_ store: any LibraryStore) throws {
-        let book = try makeBook(store, "Dune", sha: sha("a"), author: "Herbert")
+    static func insertAssignsIdsAndFetchesBack(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Dune", sha: sha("a"), author: "Herbert")
         let id = try #require(book.id)
-        let fetched = try store.repository.read { try $0.find(Book.self, id: id) }
+        let fetched = try await store.repository.read { try $0.find(Book.self, id: id) }
         #expect(fetched?.title == "Dune")
         #expect(fetched?.uuid == book.uuid)
         // Dates survive the round trip to the millisecond.
         #expect(abs((fetched?.addedAt.timeIntervalSince1970 ?? 0) - book.addedAt.timeIntervalSince1970) < 0.002)
-        let other = try makeBook(store, "Emma", sha: sha("b"))
+        let other = try await makeBook(store, "Emma", sha: sha("b"))
         #expect(other.id != book.id, "each insert gets its own id")
     }
 
-    static func filtersSortsAndPages(_ store: any LibraryStore) throws {
-        _ = try makeBook(store, "Zen", sha: sha("1"), folder: "a")
-        _ = try makeBook(store, "alpha", sha: sha("2"), folder: "a/b")
-        _ = try makeBook(store, "Mid", sha: sha("3"), folder: "c")
+    static func filtersSortsAndPages(_ store: any LibraryStore) async throws {
+        _ = try await makeBook(store, "Zen", sha: sha("1"), folder: "a")
+        _ = try await makeBook(store, "alpha", sha: sha("2"), folder: "a/b")
+        _ = try await makeBook(store, "Mid", sha: sha("3"), folder: "c")
         let repository = store.repository
-        let sorted = try repository.read {
+        let sorted = try await repository.read {
             try $0.fetch(Query<Book>().sorted(by: Book.Fields.title.ascending)).map(\.title)
         }
         #expect(sorted == ["alpha", "Mid", "Zen"], "text sorts case-insensitively")
-        let page = try repository.read { reader in
+        let page = try await repository.read { reader in
             try reader.fetch(Query<Book>().sorted(by: Book.Fields.title.ascending).limit(1, offset: 1)).map(\.title)
         }
         #expect(page == ["Mid"])
-        let inA = try repository.read { reader in
+        let inA = try await repository.read { reader in
             try reader.fetch(Query<Book>().filter(Book.Fields.folder == "a" || Book.Fields.folder.hasPrefix("a/")))
         }
         #expect(Set(inA.map(\.title)) == ["Zen", "alpha"])
-        #expect(try repository.read { try $0.count(Query<Book>().filter(!Book.Fields.folder.isNull)) } == 3)
-        let some = try repository.read { reader in
+        #expect(try await repository.read { try $0.count(Query<Book>().filter(!Book.Fields.folder.isNull)) } == 3)
+        let some = try await repository.read { reader in
             try reader.fetch(Query<Book>().filter(Book.Fields.sha256.isIn([sha("1"), sha("3"), sha("9")])))
         }
         #expect(Set(some.map(\.title)) == ["Zen", "Mid"])
     }
 
-    static func upsertUpdatesByNaturalKeyElseInserts(_ store: any LibraryStore) throws {
-        let book = try makeBook(store, "Book", sha: sha("5"))
+    static func upsertUpdatesByNaturalKeyElseInserts(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Book", sha: sha("5"))
         let bookId = try #require(book.id)
-        let (first, second, sources) = try store.repository.write { writer in
+        let (first, second, sources) = try await store.repository.write { writer in
             var source = Source(bookId: bookId, url: "http://x/a.pdf", etag: "v1")
             try writer.upsert(&source)
             var again = Source(bookId: bookId, url: "http://x/a.pdf", etag: "v2")
@@ -92,7 +92,7 @@ public enum StoreConformance {
         #expect(sources.count == 1)
         #expect(sources.first?.etag == "v2")
         // Keyed by UUID: the same annotation saved twice is one row, changed.
-        let memos = try store.repository.write { writer in
+        let memos = try await store.repository.write { writer in
             var memo = Memo(bookId: bookId, page: 1, text: "first")
             try writer.upsert(&memo)
             memo.text = "second"
@@ -103,22 +103,22 @@ public enum StoreConformance {
         #expect(memos.map(\.text) == ["second"])
     }
 
-    static func aFailingWriteChangesNothing(_ store: any LibraryStore) throws {
+    static func aFailingWriteChangesNothing(_ store: any LibraryStore) async throws {
         struct Boom: Error {}
-        #expect(throws: Boom.self) {
-            try store.repository.write { writer in
+        await #expect(throws: Boom.self) {
+            try await store.repository.write { writer in
                 var book = Book(sha256: sha("6"), title: "Half", author: nil, pages: 1, bytes: 1)
                 try writer.insert(&book)
                 throw Boom()
             }
         }
-        #expect(try store.repository.read { try $0.count(Query<Book>()) } == 0)
+        #expect(try await store.repository.read { try $0.count(Query<Book>()) } == 0)
     }
 
-    static func deletingABookCascades(_ store: any LibraryStore) throws {
-        let book = try makeBook(store, "Gone", sha: sha("7"))
+    static func deletingABookCascades(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Gone", sha: sha("7"))
         let bookId = try #require(book.id)
-        try store.repository.write { writer in
+        try await store.repository.write { writer in
             var source = Source(bookId: bookId, url: "file:///x.pdf")
             try writer.insert(&source)
             var tag = MarginCore.Tag(bookId: bookId, name: "t")
@@ -129,7 +129,7 @@ public enum StoreConformance {
             try writer.insert(&page)
             try writer.delete(book)
         }
-        let left = try store.repository.read { reader in
+        let left = try await store.repository.read { reader in
             [
                 try reader.count(Query<Source>()), try reader.count(Query<MarginCore.Tag>()),
                 try reader.count(Query<Memo>()),
@@ -137,40 +137,42 @@ public enum StoreConformance {
             ]
         }
         #expect(left == [0, 0, 0, 0])
-        let hits = try store.repository.read {
+        let hits = try await store.repository.read {
             try $0.textIndex.candidateAnnotations(containing: ["book"], bookId: nil)
         }
         #expect(hits.isEmpty, "the index forgets what was deleted")
     }
 
-    static func foreignKeysAreEnforced(_ store: any LibraryStore) throws {
+    static func foreignKeysAreEnforced(_ store: any LibraryStore) async throws {
         // An annotation or source pointing at no book must be impossible.
-        #expect(throws: (any Error).self) {
-            try store.repository.write { writer in
+        await #expect(throws: (any Error).self) {
+            try await store.repository.write { writer in
                 var orphan = Source(bookId: 999, url: "http://x")
                 try writer.insert(&orphan)
             }
         }
     }
 
-    static func duplicateShaIsRejected(_ store: any LibraryStore) throws {
-        _ = try makeBook(store, "One", sha: sha("8"))
-        #expect(throws: (any Error).self) { try makeBook(store, "Two", sha: sha("8")) }
+    static func duplicateShaIsRejected(_ store: any LibraryStore) async throws {
+        _ = try await makeBook(store, "One", sha: sha("8"))
+        await #expect(throws: (any Error).self) { try await makeBook(store, "Two", sha: sha("8")) }
     }
 
-    static func everyFieldRoundTrips(_ store: any LibraryStore) throws {
-        let book = try makeBook(store, "Fields", sha: sha("c"))
+    static func everyFieldRoundTrips(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Fields", sha: sha("c"))
         let bookId = try #require(book.id)
-        var highlight = Highlight(
+        var unsaved = Highlight(
             bookId: bookId, page: 2, text: "ﬁne Ünïcode", prefix: "before ", suffix: " after", rects: [[1.5, 2, 3, 4]],
             color: "#ff0000", note: "a note", author: "Ann")
-        highlight.orphaned = true
-        var memo = Memo(bookId: bookId, page: nil, text: "whole book", author: nil)
-        try store.repository.write { writer in
+        unsaved.orphaned = true
+        let (highlight, memo) = try await store.repository.write { [unsaved] writer in
+            var highlight = unsaved
+            var memo = Memo(bookId: bookId, page: nil, text: "whole book", author: nil)
             try writer.insert(&highlight)
             try writer.insert(&memo)
+            return (highlight, memo)
         }
-        let (savedHighlight, savedMemo) = try store.repository.read { reader in
+        let (savedHighlight, savedMemo) = try await store.repository.read { reader in
             (try reader.all(Highlight.self).first, try reader.all(Memo.self).first)
         }
         let saved = try #require(savedHighlight)
@@ -180,66 +182,69 @@ public enum StoreConformance {
         #expect(savedMemo?.page == nil && savedMemo?.text == "whole book" && savedMemo?.uuid == memo.uuid)
     }
 
-    static func thePageIndexFindsFoldedTerms(_ store: any LibraryStore) throws {
-        let book = try makeBook(store, "Pages", sha: sha("d"))
+    static func thePageIndexFindsFoldedTerms(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Pages", sha: sha("d"))
         let bookId = try #require(book.id)
-        try store.repository.write { writer in
+        try await store.repository.write { writer in
             for (number, text) in [(1, "Über Straße"), (2, "nothing here"), (3, "uber again, and STRASSE")] {
                 var page = PageText(bookId: bookId, number: number, text: text)
                 try writer.insert(&page)
             }
         }
-        var found = [Int]()
-        try store.repository.read { reader in
+        let found = try await store.repository.read { reader in
+            var found = [Int]()
             try reader.textIndex.candidatePages(containing: [folded("UBER")], bookId: bookId) { page in
                 found.append(page.number)
                 return true
             }
+            return found
         }
         // Candidates: at least every page that holds the term (the caller checks each).
         #expect(Set(found).isSuperset(of: [1, 3]))
-        var all = [Int]()
-        try store.repository.read { reader in
+        let all = try await store.repository.read { reader in
+            var all = [Int]()
             try reader.textIndex.scanPages(bookId: bookId) { page in
                 all.append(page.number)
                 return true
             }
+            return all
         }
         #expect(all == [1, 2, 3], "a scan gives every page in order")
     }
 
-    static func theAnnotationIndexFollowsSavesAndDeletes(_ store: any LibraryStore) throws {
-        let book = try makeBook(store, "Notes", sha: sha("e"))
+    static func theAnnotationIndexFollowsSavesAndDeletes(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Notes", sha: sha("e"))
         let bookId = try #require(book.id)
-        var highlight = Highlight(
-            bookId: bookId, page: 1, text: "Résumé of the method", prefix: "", suffix: "", rects: [], color: "#ffff00",
-            note: nil)
-        var memo = Memo(bookId: bookId, page: 1, text: "Crème brûlée")
-        try store.repository.write { writer in
+        var (highlight, memo) = try await store.repository.write { writer in
+            var highlight = Highlight(
+                bookId: bookId, page: 1, text: "Résumé of the method", prefix: "", suffix: "", rects: [],
+                color: "#ffff00", note: nil)
+            var memo = Memo(bookId: bookId, page: 1, text: "Crème brûlée")
             try writer.insert(&highlight)
             try writer.insert(&memo)
+            return (highlight, memo)
         }
-        func candidates(_ term: String) throws -> Set<String> {
-            let found = try store.repository.read {
+        func candidates(_ term: String) async throws -> Set<String> {
+            let found = try await store.repository.read {
                 try $0.textIndex.candidateAnnotations(containing: [folded(term)], bookId: bookId)
             }
             return Set(found.map { "\($0.kind) \($0.id)" })
         }
         let highlightKey = "highlight \(highlight.id ?? -1)"
         let memoKey = "memo \(memo.id ?? -1)"
-        #expect(try candidates("RESUME").contains(highlightKey), "folded: case and accents")
-        #expect(try candidates("brulee").contains(memoKey))
+        #expect(try await candidates("RESUME").contains(highlightKey), "folded: case and accents")
+        #expect(try await candidates("brulee").contains(memoKey))
         // A note saved later is found; the old text of an edited memo is not.
         highlight.note = "Zettelkasten"
         memo.text = "Tarte tatin"
-        try store.repository.write { writer in
+        try await store.repository.write { [highlight, memo] writer in
             try writer.update(highlight)
             try writer.update(memo)
         }
-        #expect(try candidates("zettelkasten").contains(highlightKey))
-        #expect(try !candidates("brulee").contains(memoKey))
-        #expect(try candidates("tatin").contains(memoKey))
-        try store.repository.write { writer in _ = try writer.delete(memo) }
-        #expect(try !candidates("tatin").contains(memoKey))
+        #expect(try await candidates("zettelkasten").contains(highlightKey))
+        #expect(try await !candidates("brulee").contains(memoKey))
+        #expect(try await candidates("tatin").contains(memoKey))
+        try await store.repository.write { [memo] writer in _ = try writer.delete(memo) }
+        #expect(try await !candidates("tatin").contains(memoKey))
     }
 }

@@ -66,10 +66,13 @@ extension StoreWriter {
 
 /// A store of models with transactions. Implemented over SQLite by `SQLiteRepository`; the
 /// protocol says nothing of SQL so that another backend could implement it.
+///
+/// Both calls suspend the task while the backend works or waits (for another process's write
+/// lock, say) on a thread of its own: no cooperative thread is blocked.
 public protocol Repository: Sendable {
     /// Runs `body` on a consistent snapshot.
-    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T
     /// Runs `body` in one write transaction: it commits when `body` returns, and rolls back
     /// everything when it throws.
-    func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) async throws -> T
 }

@@ -14,7 +14,8 @@ extension Library {
         var highlights = [Highlight]()
         var memos = [Memo]()
         let bookId = book.id ?? 0
-        let stored = Dictionary(try pageTexts(of: book).map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
+        let stored = Dictionary(
+            try await pageTexts(of: book).map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
         for number in 1...max(1, document.pageCount) where document.pageCount > 0 {
             let page = try document.page(number)
             for annotation in page.annotations {
@@ -53,8 +54,8 @@ extension Library {
                 }
             }
         }
-        var report = ImportReport()
-        try repository.write { store in
+        let report = try await repository.write { [highlights, memos] store in
+            var report = ImportReport()
             for highlight in highlights {
                 if try store.first(Query<Highlight>().filter(Highlight.Fields.uuid == highlight.uuid)) != nil {
                     report.highlights.unchanged += 1
@@ -73,8 +74,9 @@ extension Library {
                     report.memos.added += 1
                 }
             }
+            return report
         }
-        try touch(book)
+        try await touch(book)
         return report
     }
 }

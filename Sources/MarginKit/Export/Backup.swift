@@ -128,6 +128,47 @@ extension Backup.MemoEntry {
     }
 }
 
+// The one mapping from the models to the backup's entries.
+
+extension Backup.BookEntry {
+    public init(
+        _ book: Book, sources: [String], tags: [String], bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo]
+    ) {
+        self.init(
+            uuid: book.uuid.uuidString.lowercased(), sha256: book.sha256, title: book.title, author: book.author,
+            pages: book.pages, bytes: book.bytes, sources: sources, folder: book.folder, tags: tags, memo: book.memo,
+            addedAt: isoDate(book.addedAt), updatedAt: isoDate(book.updatedAt),
+            bookmarks: bookmarks.map(Backup.BookmarkEntry.init), highlights: highlights.map(Backup.HighlightEntry.init),
+            memos: memos.map(Backup.MemoEntry.init))
+    }
+}
+
+extension Backup.BookmarkEntry {
+    public init(_ bookmark: Bookmark) {
+        self.init(
+            uuid: bookmark.uuid.uuidString.lowercased(), page: bookmark.page, label: bookmark.label,
+            createdAt: isoDate(bookmark.createdAt), updatedAt: isoDate(bookmark.updatedAt))
+    }
+}
+
+extension Backup.HighlightEntry {
+    public init(_ highlight: Highlight) {
+        self.init(
+            uuid: highlight.uuid.uuidString.lowercased(), page: highlight.page, text: highlight.text,
+            prefix: highlight.prefix, suffix: highlight.suffix, rects: highlight.rects, color: highlight.color,
+            note: highlight.note, author: highlight.author, orphaned: highlight.orphaned,
+            createdAt: isoDate(highlight.createdAt), updatedAt: isoDate(highlight.updatedAt))
+    }
+}
+
+extension Backup.MemoEntry {
+    public init(_ memo: Memo) {
+        self.init(
+            uuid: memo.uuid.uuidString.lowercased(), page: memo.page, text: memo.text, author: memo.author,
+            createdAt: isoDate(memo.createdAt), updatedAt: isoDate(memo.updatedAt))
+    }
+}
+
 /// Parses the ISO-8601 dates the backup writes (with or without fractional seconds), to the
 /// millisecond. The database keeps milliseconds by truncation, so the value is nudged a
 /// microsecond past the millisecond: "…16.884Z" is stored, and exported again, as .884.

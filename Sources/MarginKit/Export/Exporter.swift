@@ -18,38 +18,22 @@ public enum ExportFormat: String, CaseIterable, Sendable {
 
 extension Library {
     /// The backup document for these books, annotations in reading order.
-    public func backup(_ books: [Book], now: Date = Date()) throws -> Backup {
-        let entries = try books.map { book -> Backup.BookEntry in
-            let view = try info(book)
-            let highlights = try highlights(of: book)
-            return Backup.BookEntry(
-                uuid: book.uuid.uuidString.lowercased(), sha256: book.sha256, title: book.title, author: book.author,
-                pages: book.pages, bytes: book.bytes, sources: view.sources, folder: book.folder, tags: view.tags,
-                memo: book.memo, addedAt: isoDate(book.addedAt), updatedAt: isoDate(book.updatedAt),
-                bookmarks: try bookmarks(of: book).map {
-                    Backup.BookmarkEntry(
-                        uuid: $0.uuid.uuidString.lowercased(), page: $0.page, label: $0.label,
-                        createdAt: isoDate($0.createdAt), updatedAt: isoDate($0.updatedAt))
-                },
-                highlights: highlights.map {
-                    Backup.HighlightEntry(
-                        uuid: $0.uuid.uuidString.lowercased(), page: $0.page, text: $0.text, prefix: $0.prefix,
-                        suffix: $0.suffix, rects: $0.rects, color: $0.color, note: $0.note, author: $0.author,
-                        orphaned: $0.orphaned, createdAt: isoDate($0.createdAt), updatedAt: isoDate($0.updatedAt))
-                },
-                memos: try memos(of: book).map {
-                    Backup.MemoEntry(
-                        uuid: $0.uuid.uuidString.lowercased(), page: $0.page, text: $0.text, author: $0.author,
-                        createdAt: isoDate($0.createdAt), updatedAt: isoDate($0.updatedAt))
-                })
+    public func backup(_ books: [Book], now: Date = Date()) async throws -> Backup {
+        var entries = [Backup.BookEntry]()
+        for book in books {
+            let view = try await info(book)
+            entries.append(
+                Backup.BookEntry(
+                    book, sources: view.sources, tags: view.tags, bookmarks: try await bookmarks(of: book),
+                    highlights: try await highlights(of: book), memos: try await memos(of: book)))
         }
         return Backup(
             format: Backup.formatName, version: Backup.currentVersion, exportedAt: isoDate(now), books: entries)
     }
 
     /// The export of `books` as text (markdown, json, csv).
-    public func exportText(_ books: [Book], format: ExportFormat) throws -> String {
-        let backup = try backup(books)
+    public func exportText(_ books: [Book], format: ExportFormat) async throws -> String {
+        let backup = try await backup(books)
         switch format {
         case .json:
             let encoder = JSONEncoder()
@@ -79,7 +63,7 @@ extension Library {
         let path = try cachedFile(book)
         let secret = try password(of: book)
         let document = try Document(path: path, password: secret)
-        for highlight in try highlights(of: book) where !highlight.orphaned {
+        for highlight in try await highlights(of: book) where !highlight.orphaned {
             let page = try document.page(highlight.page)
             page.addHighlight(
                 highlight.rects.filter { $0.count == 4 }.map { PDFRect(x0: $0[0], y0: $0[1], x1: $0[2], y1: $0[3]) },
@@ -87,7 +71,7 @@ extension Library {
                 author: highlight.author ?? "Margin")
         }
         var perPage = [Int: Int]()
-        for memo in try memos(of: book) {
+        for memo in try await memos(of: book) {
             guard let number = memo.page else { continue }
             let page = try document.page(number)
             let (_, height) = page.size

@@ -44,7 +44,9 @@ public struct ImportReport: Sendable, Encodable, Equatable {
     }
 }
 
-private struct DryRunRollback: Error {}
+private struct DryRunRollback: Error {
+    let report: ImportReport
+}
 
 extension Library {
     /// Parses a backup, saying where it is malformed.
@@ -76,16 +78,16 @@ extension Library {
     /// in the library is created from the backup and fetched from its sources when needed),
     /// annotations by UUID. Same content is unchanged; different content is a conflict, won by
     /// the newer `updatedAt`. A malformed entry imports nothing.
-    public func importBackup(_ backup: Backup, dryRun: Bool) throws -> ImportReport {
-        var report = ImportReport()
-        report.dryRun = dryRun
+    public func importBackup(_ backup: Backup, dryRun: Bool) async throws -> ImportReport {
         do {
-            try repository.write { store in
+            return try await repository.write { store in
+                var report = ImportReport()
+                report.dryRun = dryRun
                 var seen = Set<UUID>()
                 var books = Set<Int64>()
                 for (bookIndex, entry) in backup.books.enumerated() {
                     let place = "books[\(bookIndex)]"
-                    let book = try mergeBook(entry, place: place, store, &report.books)
+                    let book = try self.mergeBook(entry, place: place, store, &report.books)
                     let bookId = book.id ?? 0
                     guard books.insert(bookId).inserted else {
                         throw MarginError.invalidBackup(
@@ -98,7 +100,7 @@ extension Library {
                         model.uuid = try uuid(e.uuid, at: at)
                         model.createdAt = try date(e.createdAt, at: at + ".createdAt")
                         model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try merge(model, at: at, seen: &seen, store, &report.bookmarks)
+                        try self.merge(model, at: at, seen: &seen, store, &report.bookmarks)
                     }
                     for (i, e) in entry.highlights.enumerated() {
                         let at = "\(place).highlights[\(i)]"
@@ -116,7 +118,7 @@ extension Library {
                         model.uuid = try uuid(e.uuid, at: at)
                         model.createdAt = try date(e.createdAt, at: at + ".createdAt")
                         model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try merge(model, at: at, seen: &seen, store, &report.highlights)
+                        try self.merge(model, at: at, seen: &seen, store, &report.highlights)
                     }
                     for (i, e) in entry.memos.enumerated() {
                         let at = "\(place).memos[\(i)]"
@@ -126,18 +128,19 @@ extension Library {
                         model.uuid = try uuid(e.uuid, at: at)
                         model.createdAt = try date(e.createdAt, at: at + ".createdAt")
                         model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try merge(model, at: at, seen: &seen, store, &report.memos)
+                        try self.merge(model, at: at, seen: &seen, store, &report.memos)
                     }
                 }
-                if dryRun { throw DryRunRollback() }
+                // A dry run rolls everything back, carrying out what it would have done.
+                if dryRun { throw DryRunRollback(report: report) }
+                return report
             }
-        } catch is DryRunRollback {
-            return report
+        } catch let rollback as DryRunRollback {
+            return rollback.report
         } catch MarginError.invalidArgument(let message) {
             // A check shared with other commands refused part of the backup.
             throw MarginError.invalidBackup(message)
         }
-        return report
     }
 
     private func mergeBook(

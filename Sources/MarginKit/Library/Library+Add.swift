@@ -138,7 +138,7 @@ extension Library {
         switch kind {
         case .remote(let url):
             // A URL the library knows is revalidated: a 304 transfers nothing.
-            let known = try repository.read { store -> (Book, Source)? in
+            let known = try await repository.read { store -> (Book, Source)? in
                 guard let source = try store.first(Query<Source>().filter(Source.Fields.url == url)),
                     let book = try store.find(Book.self, id: source.bookId)
                 else { return nil }
@@ -149,8 +149,8 @@ extension Library {
             switch try await fetcher.download(url: url, revalidate: usable ? validators : nil) {
             case .notModified:
                 guard let (book, _) = known else { throw MarginError.io("\(url): unexpected 304") }
-                try addTags(options.tags, book)
-                return (try info(book), true)
+                try await addTags(options.tags, book)
+                return (try await info(book), true)
             case .staged(let file):
                 staged = file
             }
@@ -161,7 +161,7 @@ extension Library {
             head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path,
             password: options.password, input: input)
         // Index before the write: a book that can't be indexed is not added at all.
-        let known = try repository.read { store in
+        let known = try await repository.read { store in
             try store.first(Query<Book>().filter(Book.Fields.sha256 == staged.sha256))
         }
         let extracted: ExtractedText? =
@@ -174,8 +174,8 @@ extension Library {
         // Stored sealed; "" marks an encrypted PDF that opens without a password.
         let stored =
             facts.needsPassword ? try options.password.map { try secrets.seal($0) } : (facts.encrypted ? "" : nil)
-        return try Interruption.critical {
-            try record(staged, kind: kind, facts: facts, extracted: extracted, options: options, password: stored)
+        return try await Interruption.critical {
+            try await record(staged, kind: kind, facts: facts, extracted: extracted, options: options, password: stored)
         }
     }
 
@@ -184,25 +184,25 @@ extension Library {
     private func record(
         _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions,
         password: String?
-    ) throws -> (BookInfo, Bool) {
+    ) async throws -> (BookInfo, Bool) {
         let placedNew = try store.place(staged.path, sha256: staged.sha256)
         do {
-            return try repository.write { store in
+            return try await repository.write { store in
                 let now = Date()
                 if var existing = try store.first(Query<Book>().filter(Book.Fields.sha256 == staged.sha256)) {
                     let id = existing.id ?? 0
                     var source = Source(
                         bookId: id, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
                     try store.upsert(&source)
-                    try addTags(options.tags, to: id, store, now: now)
+                    try self.addTags(options.tags, to: id, store, now: now)
                     if (existing.password ?? "").isEmpty, let password, !password.isEmpty {
                         existing.password = password
                         try store.update(existing)
                     }
                     if existing.indexedAt == nil, let extracted {
-                        try storeText(extracted, for: &existing, store, now: now)
+                        try self.storeText(extracted, for: &existing, store, now: now)
                     }
-                    return (try info(existing, store), true)
+                    return (try self.info(existing, store), true)
                 }
                 var book = Book(
                     sha256: staged.sha256,
@@ -215,13 +215,13 @@ extension Library {
                     bookId: book.id ?? 0, sha256: book.sha256, bytes: book.bytes, pages: book.pages,
                     source: kind.sourceURL, now: now)
                 try store.insert(&version)
-                if let extracted { try storeText(extracted, for: &book, store, now: now) }
+                if let extracted { try self.storeText(extracted, for: &book, store, now: now) }
                 var source = Source(
                     bookId: book.id ?? 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified,
                     now: now)
                 try store.insert(&source)
-                try addTags(options.tags, to: book.id ?? 0, store, now: now)
-                return (try info(book, store), false)
+                try self.addTags(options.tags, to: book.id ?? 0, store, now: now)
+                return (try self.info(book, store), false)
             }
         } catch {
             if placedNew { store.remove(staged.sha256) }
@@ -229,9 +229,9 @@ extension Library {
         }
     }
 
-    private func addTags(_ names: [String], _ book: Book) throws {
+    private func addTags(_ names: [String], _ book: Book) async throws {
         guard !names.isEmpty else { return }
-        try repository.write { store in try addTags(names, to: book.id ?? 0, store, now: Date()) }
+        try await repository.write { store in try self.addTags(names, to: book.id ?? 0, store, now: Date()) }
     }
 
     func addTags(_ names: [String], to bookId: Int64, _ store: any StoreWriter, now: Date) throws {

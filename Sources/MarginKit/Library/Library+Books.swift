@@ -56,8 +56,8 @@ public struct RemovalReport: Sendable, Encodable {
 
 extension Library {
     /// The books matching the filter, in the requested order.
-    public func list(_ filter: BookFilter = BookFilter()) throws -> [BookInfo] {
-        try repository.read { store in
+    public func list(_ filter: BookFilter = BookFilter()) async throws -> [BookInfo] {
+        try await repository.read { store in
             var query = Query<Book>()
             if let trimmed = normalizedFolder(filter.folder) {
                 query = query.filter(Book.Fields.folder == trimmed || Book.Fields.folder.hasPrefix(trimmed + "/"))
@@ -73,26 +73,26 @@ extension Library {
             case .opened: query = query.sorted(by: Book.Fields.openedAt.descending, Book.Fields.id.ascending)
             }
             query = query.limit(filter.limit, offset: filter.offset)
-            return try store.fetch(query).map { try info($0, store) }
+            return try store.fetch(query).map { try self.info($0, store) }
         }
     }
 
     /// The most recently opened books, newest first.
-    public func recent(limit: Int = 10) throws -> [BookInfo] {
-        try repository.read { store in
+    public func recent(limit: Int = 10) async throws -> [BookInfo] {
+        try await repository.read { store in
             let query = Query<Book>().filter(!Book.Fields.openedAt.isNull)
                 .sorted(by: Book.Fields.openedAt.descending).limit(limit)
-            return try store.fetch(query).map { try info($0, store) }
+            return try store.fetch(query).map { try self.info($0, store) }
         }
     }
 
     /// Applies `changes` to a book in one transaction.
-    public func edit(_ book: Book, _ changes: BookChanges, now: Date = Date()) throws -> BookInfo {
+    public func edit(_ book: Book, _ changes: BookChanges, now: Date = Date()) async throws -> BookInfo {
         if let title = changes.title, nonEmpty(title) == nil {
             throw MarginError.invalidArgument("a title cannot be empty")
         }
         if let memo = changes.memo { try checkNoteSize(memo, what: "a memo") }
-        return try repository.write { store in
+        return try await repository.write { store in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else {
                 throw MarginError.bookNotFound(book.title)
             }
@@ -103,22 +103,22 @@ extension Library {
             current.updatedAt = now
             try store.update(current)
             let id = current.id ?? 0
-            try addTags(changes.addTags, to: id, store, now: now)
+            try self.addTags(changes.addTags, to: id, store, now: now)
             for name in normalizedTags(changes.removeTags) {
                 try store.delete(Query<Tag>().filter(Tag.Fields.bookId == id && Tag.Fields.name == name))
             }
-            return try info(current, store)
+            return try self.info(current, store)
         }
     }
 
     /// Removes books (with their sources, tags and annotations) and their cached files. A book
     /// with annotations goes only when `confirmed`; otherwise nothing is removed.
-    public func remove(_ books: [Book], confirmed: Bool) throws -> RemovalReport {
-        var files = Set<String>()
-        let removed = try repository.write { store in
+    public func remove(_ books: [Book], confirmed: Bool) async throws -> RemovalReport {
+        let (removed, files) = try await repository.write { store in
+            var files = Set<String>()
             let found = try books.compactMap { book -> (Book, BookInfo)? in
                 guard let current = try store.find(Book.self, id: book.id ?? -1) else { return nil }
-                return (current, try info(current, store))
+                return (current, try self.info(current, store))
             }
             var report = [RemovalReport.Removed]()
             for (book, view) in found {
@@ -137,19 +137,19 @@ extension Library {
                 try store.delete(book)
                 files.formUnion(versions + [book.sha256])
             }
-            return report
+            return (report, files)
         }
         // Files go only after the database no longer points at them, and only those no other
         // book still uses (as its current file or an old version).
-        try removeUnreferencedFiles(files)
+        try await removeUnreferencedFiles(files)
         return RemovalReport(removed: removed)
     }
 
     /// Removes the cached files of these SHA-256s that no book or version refers to.
-    func removeUnreferencedFiles(_ shas: Set<String>) throws {
+    func removeUnreferencedFiles(_ shas: Set<String>) async throws {
         guard !shas.isEmpty else { return }
         let list = Array(shas)
-        let used = try repository.read { store in
+        let used = try await repository.read { store in
             Set(try store.fetch(Query<Book>().filter(Book.Fields.sha256.isIn(list))).map(\.sha256))
                 .union(try store.fetch(Query<Version>().filter(Version.Fields.sha256.isIn(list))).map(\.sha256))
         }
@@ -157,8 +157,8 @@ extension Library {
     }
 
     /// Every book, for `rm --all`.
-    public func allBooks() throws -> [Book] {
-        try repository.read { store in try store.fetch(Query<Book>().sorted(by: Book.Fields.id.ascending)) }
+    public func allBooks() async throws -> [Book] {
+        try await repository.read { store in try store.fetch(Query<Book>().sorted(by: Book.Fields.id.ascending)) }
     }
 
     /// The cached PDF's path. Commands that only read use this: they never fetch, and a missing
@@ -173,7 +173,7 @@ extension Library {
         _ book: Book, maxSize: Int64? = nil, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
     ) async throws -> String {
         if store.contains(book.sha256) { return store.path(for: book.sha256) }
-        let sources = try repository.read { store in
+        let sources = try await repository.read { store in
             try store.fetch(Query<Source>().filter(Source.Fields.bookId == (book.id ?? -1)))
         }
         guard !sources.isEmpty else {

@@ -27,8 +27,10 @@ public struct CacheReport: Sendable, Encodable {
 
 extension Library {
     /// Every file in the cache with what uses it. Symlinks are listed as such and never followed.
-    public func cacheList() throws -> [CacheEntry] {
-        let (books, versions) = try repository.read { store in (try store.all(Book.self), try store.all(Version.self)) }
+    public func cacheList() async throws -> [CacheEntry] {
+        let (books, versions) = try await repository.read { store in
+            (try store.all(Book.self), try store.all(Version.self))
+        }
         let bookById = Dictionary(books.compactMap { b in b.id.map { ($0, b) } }, uniquingKeysWith: { a, _ in a })
         var entries = [CacheEntry]()
         for path in cacheFiles(in: store.root + "/pdfs") {
@@ -61,8 +63,8 @@ extension Library {
     /// from its book's sources; the damaged copy is deleted only once a good one is back.
     public func cacheVerify() async throws -> CacheReport {
         var report = CacheReport()
-        let books = try allBooks()
-        for entry in try cacheList() where !entry.partial {
+        let books = try await allBooks()
+        for entry in try await cacheList() where !entry.partial {
             report.checked += 1
             guard let sha = entry.sha256, (try? sha256(ofFile: entry.file)) != sha else { continue }
             report.corrupt.append(entry.file)
@@ -81,9 +83,9 @@ extension Library {
 
     /// Removes cached files that no book or version refers to, and partial downloads untouched
     /// for `staleAfter` seconds.
-    public func cachePrune(staleAfter: TimeInterval = 3600) throws -> CacheReport {
+    public func cachePrune(staleAfter: TimeInterval = 3600) async throws -> CacheReport {
         var report = CacheReport()
-        for entry in try cacheList() {
+        for entry in try await cacheList() {
             let old = (modificationDate(entry.file).map { Date().timeIntervalSince($0) > staleAfter }) ?? true
             guard entry.books.isEmpty, !entry.partial || old else { continue }
             try? FileManager.default.removeItem(atPath: entry.file)
@@ -98,9 +100,9 @@ extension Library {
     /// source serves it (an http(s) URL, or a local file that still has these bytes). Old
     /// versions, the current file of a book whose newer version is stored (`--keep-old`), and
     /// copies of changed local files are kept unless `all`.
-    public func cacheClear(all: Bool) throws -> CacheReport {
+    public func cacheClear(all: Bool) async throws -> CacheReport {
         var report = CacheReport()
-        let (books, sources, versions) = try repository.read { store in
+        let (books, sources, versions) = try await repository.read { store in
             (try store.all(Book.self), try store.all(Source.self), try store.all(Version.self))
         }
         var localHashes = [String: String?]()
@@ -130,7 +132,7 @@ extension Library {
                 }
             }
         }
-        for entry in try cacheList() where !entry.partial {
+        for entry in try await cacheList() where !entry.partial {
             if !all && !refetchable(entry.sha256 ?? "") {
                 report.kept.append(entry.file)
                 continue

@@ -33,8 +33,8 @@ public struct LibraryCheck: Sendable, Encodable {
 }
 
 extension Library {
-    public func status() throws -> LibraryStatus {
-        let counts = try repository.read { store in
+    public func status() async throws -> LibraryStatus {
+        let counts = try await repository.read { store in
             [
                 "books": try store.count(Query<Book>()),
                 "sources": try store.count(Query<Source>()),
@@ -58,7 +58,7 @@ extension Library {
         let report = try database.integrityReport()
         var missing = [Book]()
         var corrupt = [String]()
-        let books = try allBooks()
+        let books = try await allBooks()
         for book in books {
             let path = store.path(for: book.sha256)
             if !store.contains(book.sha256) {
@@ -67,11 +67,11 @@ extension Library {
                 corrupt.append("\(book.id ?? 0) \(book.title): \(path)")
             }
         }
-        let unindexed = try unindexedBooks()
+        let unindexed = try await unindexedBooks()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: store.temporaryFolder)) ?? []
         let stale = names.filter { name in temporaryFileOwner(name).map { !processIsAlive($0) } ?? false }
             .map { store.temporaryFolder + "/" + $0 }
-        let unused = try cacheList().filter { !$0.partial && $0.books.isEmpty }.map(\.file)
+        let unused = try await cacheList().filter { !$0.partial && $0.books.isEmpty }.map(\.file)
         let counts = try database.writeCounts()
         var writeLog = "ok"
         if let recorded = counts.recorded, counts.database < recorded {

@@ -36,7 +36,7 @@ extension Library {
         _ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, timeout: Double? = nil,
         progress: (any DownloadProgress)? = nil
     ) async -> [RefreshOutcome] {
-        let targets = books.isEmpty ? ((try? allBooks()) ?? []) : books
+        let targets = books.isEmpty ? ((try? await allBooks()) ?? []) : books
         var fetcher = Fetcher(store: store, maxSize: maxSize, downloader: downloader)
         fetcher.progress = progress
         fetcher.timeout = timeout
@@ -55,7 +55,7 @@ extension Library {
 
     private func refreshOne(_ book: Book, keepOld: Bool, fetcher: Fetcher) async throws -> RefreshOutcome {
         let id = book.id ?? 0
-        let sources = try repository.read { store in
+        let sources = try await repository.read { store in
             try store.fetch(
                 Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
         }.filter { $0.url.lowercased().hasPrefix("http://") || $0.url.lowercased().hasPrefix("https://") }
@@ -80,7 +80,7 @@ extension Library {
                 source.etag = fresh.etag ?? source.etag
                 source.lastModified = fresh.lastModified ?? source.lastModified
                 source.checkedAt = now
-                try repository.write { store in try store.update(source) }
+                try await repository.write { [source] store in try store.update(source) }
                 return RefreshOutcome(
                     book: id, title: book.title, status: .notModified, source: redactedURL(source.url),
                     sha256: book.sha256)
@@ -91,7 +91,7 @@ extension Library {
                 source.checkedAt = now
                 if staged.sha256 == book.sha256 {
                     _ = try store.place(staged.path, sha256: staged.sha256)
-                    try repository.write { store in try store.update(source) }
+                    try await repository.write { [source] store in try store.update(source) }
                     return RefreshOutcome(
                         book: id, title: book.title, status: .unchanged, source: redactedURL(source.url),
                         sha256: book.sha256)
@@ -113,17 +113,18 @@ extension Library {
             input: source.url)
         let extracted = try extractText(path: staged.path, password: try password(of: book), pageCount: facts.pages)
         // Placing the file and recording it is one step an interrupt can't split.
-        let counts = try Interruption.critical { () throws -> AnchorCounts? in
+        let counts = try await Interruption.critical { () async throws -> AnchorCounts? in
             let placedNew = try store.place(staged.path, sha256: staged.sha256)
             do {
                 let change =
-                    keepOld ? nil : try prepareSwitch(book, to: store.path(for: staged.sha256), extracted: extracted)
-                try repository.write { store in
+                    await keepOld
+                    ? nil : try prepareSwitch(book, to: store.path(for: staged.sha256), extracted: extracted)
+                try await repository.write { store in
                     var version = Version(
                         bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
                     try store.upsert(&version)
                     try store.update(source)
-                    if let change { try applySwitch(change, bookId: id, to: version, extracted: extracted, store) }
+                    if let change { try self.applySwitch(change, bookId: id, to: version, extracted: extracted, store) }
                 }
                 return change?.counts
             } catch {
@@ -142,7 +143,7 @@ extension Library {
     /// their pages, as when a refresh brings a new version.
     public func useVersion(_ book: Book, version selector: String) async throws -> RefreshOutcome {
         let wanted = selector.lowercased()
-        let all = try versions(of: book)
+        let all = try await versions(of: book)
         let matches = all.filter {
             $0.sha256.hasPrefix(wanted) || String(all.firstIndex(of: $0).map { $0 + 1 } ?? 0) == wanted
         }
@@ -166,10 +167,10 @@ extension Library {
         }
         let path = store.path(for: version.sha256)
         let extracted = try extractText(path: path, password: try password(of: book), pageCount: version.pages)
-        let change = try prepareSwitch(book, to: path, extracted: extracted)
-        try Interruption.critical {
-            try repository.write { store in
-                try applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store)
+        let change = try await prepareSwitch(book, to: path, extracted: extracted)
+        try await Interruption.critical {
+            try await repository.write { store in
+                try self.applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store)
             }
         }
         return RefreshOutcome(
@@ -185,10 +186,10 @@ extension Library {
         var pages: [Int: Int]
     }
 
-    func prepareSwitch(_ book: Book, to path: String, extracted: ExtractedText) throws -> VersionSwitch {
+    func prepareSwitch(_ book: Book, to path: String, extracted: ExtractedText) async throws -> VersionSwitch {
         let document = try Document(path: path, password: try password(of: book))
-        let anchored = reanchor(try highlights(of: book), pages: extracted.pages, document: document)
-        let mapping = pageMapping(old: try pageTexts(of: book), new: extracted.pages)
+        let anchored = reanchor(try await highlights(of: book), pages: extracted.pages, document: document)
+        let mapping = pageMapping(old: try await pageTexts(of: book), new: extracted.pages)
         return VersionSwitch(highlights: anchored.updated, counts: anchored.counts, pages: mapping)
     }
 
@@ -221,9 +222,9 @@ extension Library {
     }
 
     /// A book's versions, oldest first.
-    public func versions(of book: Book) throws -> [Version] {
+    public func versions(of book: Book) async throws -> [Version] {
         let id = book.id ?? -1
-        return try repository.read { store in
+        return try await repository.read { store in
             try store.fetch(
                 Query<Version>().filter(Version.Fields.bookId == id).sorted(by: Version.Fields.addedAt.ascending))
         }

@@ -51,7 +51,7 @@ extension Library {
             throw MarginError.pageOutOfRange(page: request.page, count: book.pages)
         }
         let path = try cachedFile(book)
-        let overlays = request.annotations ? try overlays(for: book, page: request.page) : []
+        let overlays = request.annotations ? try await overlays(for: book, page: request.page) : []
         let result: RenderResult
         do {
             result = try documents.withDocument(path: path, password: try password(of: book)) { document in
@@ -61,7 +61,7 @@ extension Library {
             if case .pageOutOfRange = error { throw error }
             throw MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
         }
-        try touch(book)
+        try await touch(book)
         return result
     }
 

@@ -26,7 +26,7 @@ extension Library {
     /// at a time so that small books keep every core busy too. `progress` is called after each
     /// book with (done, total). Each book is replaced in one transaction.
     public func reindex(_ books: [Book], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [Book] {
-        let targets = books.isEmpty ? try allBooks() : books
+        let targets = books.isEmpty ? try await allBooks() : books
         let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
         var done = [Book?](repeating: nil, count: targets.count)
         try await withThrowingTaskGroup(of: (Int, Book).self) { group in
@@ -53,16 +53,16 @@ extension Library {
     private func reindexOne(_ book: Book) async throws -> Book {
         let path = try await ensureCached(book)
         let extracted = try extractText(path: path, password: try password(of: book), pageCount: book.pages)
-        return try repository.write { store -> Book in
+        return try await repository.write { store -> Book in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
-            try storeText(extracted, for: &current, store, now: Date())
+            try self.storeText(extracted, for: &current, store, now: Date())
             return current
         }
     }
 
     /// Books whose text is not indexed yet (added by an older margin, or interrupted).
-    public func unindexedBooks() throws -> [Book] {
-        try repository.read { store in
+    public func unindexedBooks() async throws -> [Book] {
+        try await repository.read { store in
             try store.fetch(Query<Book>().filter(Book.Fields.indexedAt.isNull).sorted(by: Book.Fields.id.ascending))
         }
     }
@@ -80,7 +80,7 @@ extension Library {
             ).pages
         } else {
             let id = book.id ?? -1
-            stored = try repository.read { store in
+            stored = try await repository.read { store in
                 try store.fetch(
                     Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
             }

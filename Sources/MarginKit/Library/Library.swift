@@ -55,12 +55,12 @@ public final class Library: Sendable {
 
     /// Finds the one book a selector names: a numeric id, a unique SHA-256 prefix (4+ hex
     /// digits), or a unique case-insensitive part of the title.
-    public func resolve(_ selector: String) throws -> Book {
+    public func resolve(_ selector: String) async throws -> Book {
         let trimmed = selector.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else {
             throw MarginError.invalidArgument("an empty book selector; give an id, SHA-256 prefix or part of a title")
         }
-        return try repository.read { store in
+        return try await repository.read { store in
             if let id = Int64(trimmed), let book = try store.find(Book.self, id: id) {
                 return book
             }
@@ -89,18 +89,18 @@ public final class Library: Sendable {
 
     /// The books several selectors name, each once, in order; throws at the first that names
     /// no book or several.
-    public func resolveAll(_ selectors: [String]) throws -> [Book] {
+    public func resolveAll(_ selectors: [String]) async throws -> [Book] {
         var books = [Book]()
         for selector in selectors {
-            let book = try resolve(selector)
+            let book = try await resolve(selector)
             if !books.contains(where: { $0.id == book.id }) { books.append(book) }
         }
         return books
     }
 
     /// The full view of a book: its sources, tags and cache state.
-    public func info(_ book: Book) throws -> BookInfo {
-        try repository.read { store in try info(book, store) }
+    public func info(_ book: Book) async throws -> BookInfo {
+        try await repository.read { store in try self.info(book, store) }
     }
 
     func info(_ book: Book, _ reader: any StoreReader) throws -> BookInfo {
@@ -117,10 +117,10 @@ public final class Library: Sendable {
 
     /// Records that the user opened the book now (for `recent`).
     @discardableResult
-    public func touch(_ book: Book, now: Date = Date()) throws -> Book {
+    public func touch(_ book: Book, now: Date = Date()) async throws -> Book {
         // Reading a read-only library works; it just isn't remembered.
         guard !isReadOnly else { return book }
-        return try repository.write { store in
+        return try await repository.write { store in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
             current.openedAt = now
             try store.update(current)

@@ -73,14 +73,14 @@ extension Library {
             throw MarginError.wrongPassword(book.title)
         }
         let sealed = try secrets.seal(password)
-        return try repository.write { store in
+        return try await repository.write { store in
             guard var current = try store.find(Book.self, id: book.id ?? -1) else {
                 throw MarginError.bookNotFound(book.title)
             }
             current.password = sealed.isEmpty ? (current.password == nil ? nil : "") : sealed
             current.updatedAt = Date()
             try store.update(current)
-            return try info(current, store)
+            return try self.info(current, store)
         }
     }
 }

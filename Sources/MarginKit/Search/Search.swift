@@ -77,7 +77,7 @@ public struct SearchResults: Sendable {
 extension Library {
     /// Searches page text (or annotations). Candidates come from the full-text index; every hit
     /// is then checked against the stored page text, so results equal a scan.
-    public func search(_ query: String, options: SearchOptions) throws -> SearchResults {
+    public func search(_ query: String, options: SearchOptions) async throws -> SearchResults {
         guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw MarginError.emptyQuery(noWords: false)
         }
@@ -89,16 +89,16 @@ extension Library {
         let limit = options.limit
         if limit > 0 { options.limit = limit + 1 }
         if options.annotations {
-            var hits = try searchAnnotations(query, options: options)
+            var hits = try await searchAnnotations(query, options: options)
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
             return SearchResults(hits: hits, textless: [], more: more)
         }
-        return try repository.read { store in
+        return try await repository.read { [options] store in
             var hits =
                 options.regex
-                ? try regexHits(query, options: options, store)
-                : try termHits(query, options: options, store)
+                ? try self.regexHits(query, options: options, store)
+                : try self.termHits(query, options: options, store)
             // Titles only for the books hit: a large library isn't decoded for a search.
             let ids = Array(Set(hits.map(\.book)))
             let books = try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
@@ -177,10 +177,10 @@ extension Library {
 
     /// Searches what readers wrote: highlight texts and notes, memos (through their index), and
     /// the memo on each book.
-    func searchAnnotations(_ query: String, options: SearchOptions) throws -> [SearchHit] {
+    func searchAnnotations(_ query: String, options: SearchOptions) async throws -> [SearchHit] {
         let terms = parseQuery(query).map(foldedTerm)
         let indexTerms = terms.map(scalarString)
-        return try repository.read { store in
+        return try await repository.read { store in
             var hits = [SearchHit]()
             func consider(_ text: String, book: Int64, page: Int?, kind: String) -> Bool {
                 let searchable = SearchableText(text)

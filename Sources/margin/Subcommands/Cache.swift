@@ -10,13 +10,13 @@ extension Margin {
             abstract: "Look after the cache of PDFs: list, verify, prune, clear.",
             subcommands: [List.self, Verify.self, Prune.self, Clear.self])
 
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List cached files: size, which book, last used.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let entries = try global.openLibrary().cacheList()
+            func run() async throws {
+                let entries = try await global.openLibrary().cacheList()
                 if global.json { return try Console.json(entries) }
                 if entries.isEmpty { return global.note("the cache is empty") }
                 Console.table(
@@ -67,19 +67,19 @@ extension Margin {
             }
         }
 
-        struct Prune: ParsableCommand {
+        struct Prune: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "prune", abstract: "Remove cached files no book refers to, and stale partial downloads.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let report = try global.openLibrary().cachePrune()
+            func run() async throws {
+                let report = try await global.openLibrary().cachePrune()
                 if global.json { return try Console.json(report) }
                 Console.out("removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes))")
             }
         }
 
-        struct Clear: ParsableCommand {
+        struct Clear: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "clear", abstract: "Drop cached PDFs (fetched again from their sources when needed).",
                 discussion: """
@@ -91,8 +91,8 @@ extension Margin {
             @Flag(help: "Also drop files that can't be fetched again.") var all = false
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let report = try global.openLibrary().cacheClear(all: all)
+            func run() async throws {
+                let report = try await global.openLibrary().cacheClear(all: all)
                 if global.json { return try Console.json(report) }
                 Console.out(
                     "removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes)); kept \(count(report.kept.count, "copy", plural: "copies")) that can't be fetched again"

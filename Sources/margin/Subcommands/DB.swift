@@ -10,15 +10,15 @@ extension Margin {
             abstract: "Inspect the library database.",
             subcommands: [Status.self, Check.self])
 
-        struct Status: ParsableCommand {
+        struct Status: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "status",
                 abstract: "Show the schema version, pending migrations, counts and paths.")
 
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let status = try global.openLibrary().status()
+            func run() async throws {
+                let status = try await global.openLibrary().status()
                 if global.json { return try Console.json(status) }
                 Console.out("database   \(status.database) (\(formatBytes(status.databaseBytes)))")
                 Console.out("cache      \(status.cache)")

@@ -66,17 +66,17 @@ extension Margin {
             changes.memo = memo
             changes.addTags = tags
             changes.removeTags = untags
-            let selected = try library.resolve(book)
+            let selected = try await library.resolve(book)
             var info: BookInfo?
             if let password { info = try await library.setPassword(selected, password) }
-            if !changes.isEmpty { info = try library.edit(selected, changes) }
+            if !changes.isEmpty { info = try await library.edit(selected, changes) }
             guard let info else { return }
             if global.json { return try Console.json(info) }
             Console.out("updated \(info.book.id ?? 0)  \(info.book.title)")
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rm",
             abstract: "Remove books and their cached PDFs from the library.",
@@ -103,11 +103,11 @@ extension Margin {
             if all && !yes { throw ValidationError("--all removes every book: confirm with --all --yes") }
         }
 
-        func run() throws {
+        func run() async throws {
             let library = try global.openLibrary()
             // Every selector is resolved first: one unknown book and nothing happens.
-            let selected = all ? try library.allBooks() : try library.resolveAll(books)
-            let report = try library.remove(selected, confirmed: yes)
+            let selected = try await all ? library.allBooks() : library.resolveAll(books)
+            let report = try await library.remove(selected, confirmed: yes)
             if global.json { return try Console.json(report) }
             for item in report.removed {
                 let notes = item.highlights + item.memos + item.bookmarks

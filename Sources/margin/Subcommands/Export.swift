@@ -49,7 +49,7 @@ extension Margin {
         func run() async throws {
             let library = try global.openLibrary()
             // Every selector is resolved first: one unknown book and nothing happens.
-            let selected = all ? try library.allBooks() : try library.resolveAll(books)
+            let selected = try await all ? library.allBooks() : library.resolveAll(books)
             if selected.isEmpty { throw MarginError.emptyLibrary }
             let toFolder = output.map(isFolder) ?? false
             let named = output != nil && output != "-"
@@ -66,7 +66,7 @@ extension Margin {
                     if format == .pdf {
                         try await library.exportPDF(book, to: path, in: files)
                     } else {
-                        let data = Data(try library.exportText([book], format: format).utf8)
+                        let data = Data(try await library.exportText([book], format: format).utf8)
                         try files.stage(path, check: .bytes(data.count)) { try writeData(data, to: $0) }
                     }
                 }
@@ -76,7 +76,7 @@ extension Margin {
                 let path = output ?? (selected.first.map { fileName($0, unique: false) } ?? "export.pdf")
                 return report([try await library.exportPDF(selected[0], to: path, force: force)])
             }
-            let text = try library.exportText(selected, format: format)
+            let text = try await library.exportText(selected, format: format)
             if let output, output != "-" {
                 let path = toFolder ? output + "/" + "margin-export.\(format.fileExtension)" : output
                 let data = Data(text.utf8)
@@ -132,7 +132,7 @@ extension Margin {
         var text: String
     }
 
-    struct Import: ParsableCommand {
+    struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "import",
             abstract: "Merge a JSON export (backup) into the library.",
@@ -151,7 +151,7 @@ extension Margin {
         @Flag(help: "Report what would change without writing.") var dryRun = false
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let data: Data
             if file == "-" {
                 data = FileHandle.standardInput.readDataToEndOfFile()
@@ -167,7 +167,7 @@ extension Margin {
             }
             let backup = try Library.parseBackup(data, name: file == "-" ? "stdin" : file)
             let library = try global.openLibrary()
-            let report = try library.importBackup(backup, dryRun: dryRun)
+            let report = try await library.importBackup(backup, dryRun: dryRun)
             if global.json { return try Console.json(report) }
             let total = report.total
             let verb = dryRun ? "would import" : "imported"

@@ -60,15 +60,15 @@ extension Margin {
             }
         }
 
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List highlights in reading order (of one book, or all).")
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let (highlights, titles) = try annotationListing(global, book) { try $0.highlights(of: $1) }
+            func run() async throws {
+                let (highlights, titles) = try await annotationListing(global, book) { try await $0.highlights(of: $1) }
                 if global.json {
                     return try Console.json(highlights.map { HighlightView($0, title: titles[$0.bookId]) })
                 }
@@ -85,7 +85,7 @@ extension Margin {
             }
         }
 
-        struct Edit: ParsableCommand {
+        struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "edit", abstract: "Change a highlight's note or colour (--note \"\" clears it).")
 
@@ -98,28 +98,28 @@ extension Margin {
                 if note == nil && color == nil { throw ValidationError("nothing to change: give --note or --color") }
             }
 
-            func run() throws {
-                let highlight = try global.openLibrary().editHighlight(id: id, note: note, color: color)
+            func run() async throws {
+                let highlight = try await global.openLibrary().editHighlight(id: id, note: note, color: color)
                 if global.json { return try Console.json(HighlightView(highlight)) }
                 Console.out("updated highlight \(id)")
             }
         }
 
-        struct Remove: ParsableCommand {
+        struct Remove: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a highlight.")
 
             @Argument(help: "The highlight's id.") var id: Int64
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let highlight = try global.openLibrary().removeHighlight(id: id)
+            func run() async throws {
+                let highlight = try await global.openLibrary().removeHighlight(id: id)
                 if global.json { return try Console.json(HighlightView(highlight)) }
                 Console.out("removed highlight \(id)")
             }
         }
     }
 
-    struct Annotations: ParsableCommand {
+    struct Annotations: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "annotations",
             abstract: "Everything on a book, in reading order: bookmarks, highlights and memos.")
@@ -127,11 +127,11 @@ extension Margin {
         @Argument(help: "The book.") var book: String
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let library = try global.openLibrary()
-            let selected = try library.resolve(book)
-            let items = try library.annotations(of: selected)
-            try library.touch(selected)
+            let selected = try await library.resolve(book)
+            let items = try await library.annotations(of: selected)
+            try await library.touch(selected)
             if global.json { return try Console.json(items) }
             if items.isEmpty { return global.note("'\(selected.title)' has no annotations yet") }
             for item in items {

@@ -6,7 +6,7 @@ import MarginKit
 extension BookSort: ExpressibleByArgument {}
 
 extension Margin {
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List the books in the library.",
@@ -39,16 +39,17 @@ extension Margin {
             if let offset, offset < 0 { throw ValidationError("--offset must be 0 or more") }
         }
 
-        func run() throws {
+        func run() async throws {
             let library = try global.openLibrary()
-            let books = try library.list(BookFilter(folder: folder, tag: tag, sort: sort, limit: limit, offset: offset))
+            let books = try await library.list(
+                BookFilter(folder: folder, tag: tag, sort: sort, limit: limit, offset: offset))
             if global.json { return try Console.json(books) }
             if books.isEmpty {
                 if folder != nil || tag != nil {
                     global.note("no books match")
                 } else if limit == 0 {
                     global.note("--limit 0 shows no books")
-                } else if (offset ?? 0) > 0, case let total = try library.list().count, total > 0 {
+                } else if (offset ?? 0) > 0, case let total = try await library.list().count, total > 0 {
                     global.note(
                         "no books after the first \(offset ?? 0): the library has \(total) book\(total == 1 ? "" : "s")"
                     )

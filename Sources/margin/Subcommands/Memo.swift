@@ -4,13 +4,13 @@ import MarginCore
 import MarginKit
 
 extension Margin {
-    struct MemoCommand: ParsableCommand {
+    struct MemoCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "memo",
             abstract: "Write, list, edit and remove memos on books and pages.",
             subcommands: [Add.self, List.self, Edit.self, Remove.self])
 
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "add", abstract: "Write a memo on a page, or on the whole book.",
                 discussion: """
@@ -27,24 +27,24 @@ extension Margin {
             var page: Int?
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let library = try global.openLibrary()
                 let body = text == "-" ? readStandardInput() : text
-                let memo = try library.addMemo(library.resolve(book), page: page, text: body)
+                let memo = try await library.addMemo(library.resolve(book), page: page, text: body)
                 if global.json { return try Console.json(MemoView(memo)) }
                 Console.out("memo \(memo.id ?? 0)" + (memo.page.map { " on page \($0)" } ?? " on the book"))
             }
         }
 
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List memos (of one book, or all).")
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let (memos, titles) = try annotationListing(global, book) { try $0.memos(of: $1) }
+            func run() async throws {
+                let (memos, titles) = try await annotationListing(global, book) { try await $0.memos(of: $1) }
                 if global.json { return try Console.json(memos.map { MemoView($0, title: titles[$0.bookId]) }) }
                 if memos.isEmpty { return global.note("no memos") }
                 Console.table(
@@ -58,7 +58,7 @@ extension Margin {
             }
         }
 
-        struct Edit: ParsableCommand {
+        struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "edit", abstract: "Replace a memo's text (- reads stdin).")
 
@@ -66,21 +66,22 @@ extension Margin {
             @Argument(help: "The new text, or - to read it from stdin.") var text: String
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let memo = try global.openLibrary().editMemo(id: id, text: text == "-" ? readStandardInput() : text)
+            func run() async throws {
+                let memo = try await global.openLibrary().editMemo(
+                    id: id, text: text == "-" ? readStandardInput() : text)
                 if global.json { return try Console.json(MemoView(memo)) }
                 Console.out("updated memo \(id)")
             }
         }
 
-        struct Remove: ParsableCommand {
+        struct Remove: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a memo.")
 
             @Argument(help: "The memo's id.") var id: Int64
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let memo = try global.openLibrary().removeMemo(id: id)
+            func run() async throws {
+                let memo = try await global.openLibrary().removeMemo(id: id)
                 if global.json { return try Console.json(MemoView(memo)) }
                 Console.out("removed memo \(id)")
             }

@@ -36,7 +36,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try library.resolveAll(books)
+            let selected = try await library.resolveAll(books)
             installInterruptHandler(global)
             let outcomes = await library.refresh(
                 selected, keepOld: keepOld, maxSize: maxSize.bytes, timeout: timeout,
@@ -65,21 +65,21 @@ extension Margin {
         }
     }
 
-    struct BookCommand: ParsableCommand {
+    struct BookCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self, Use.self])
 
-        struct Versions: ParsableCommand {
+        struct Versions: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "versions", abstract: "List the versions of a book's PDF, oldest first.")
 
             @Argument(help: "The book.") var book: String
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let library = try global.openLibrary()
-                let selected = try library.resolve(book)
-                let versions = try library.versions(of: selected)
+                let selected = try await library.resolve(book)
+                let versions = try await library.versions(of: selected)
                 if global.json {
                     return try Console.json(
                         versions.map {
@@ -126,7 +126,7 @@ extension Margin.BookCommand {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try library.resolve(book)
+            let selected = try await library.resolve(book)
             let outcome = try await library.useVersion(selected, version: version)
             if global.json { return try Console.json(outcome) }
             let counts = outcome.highlights ?? AnchorCounts()

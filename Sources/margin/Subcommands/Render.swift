@@ -64,7 +64,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try library.resolve(book)
+            let selected = try await library.resolve(book)
             var request = RenderRequest(page: page)
             request.format = format
             request.dpi = dpi

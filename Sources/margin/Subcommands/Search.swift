@@ -61,10 +61,10 @@ extension Margin {
             options.wholeWord = wholeWord
             options.annotations = annotations
             options.limit = limit
-            if let book { options.bookId = try library.resolve(book).id }
+            if let book { options.bookId = try await library.resolve(book).id }
             // A search only reads: books not indexed yet are named, with what indexes them.
-            let unindexed = annotations ? [] : try library.unindexedBooks()
-            let results = try library.search(query, options: options)
+            let unindexed = annotations ? [] : try await library.unindexedBooks()
+            let results = try await library.search(query, options: options)
             if global.json {
                 try Console.json(results.hits)
             } else {

@@ -4,7 +4,7 @@ import MarginCore
 import MarginKit
 
 extension Margin {
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "show",
             abstract: "Show everything about one book.",
@@ -15,9 +15,9 @@ extension Margin {
 
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let library = try global.openLibrary()
-            let info = try library.info(library.touch(library.resolve(book)))
+            let info = try await library.info(library.touch(library.resolve(book)))
             if global.json { return try Console.json(info) }
             let book = info.book
             var lines: [(String, String)] = [
@@ -49,7 +49,7 @@ extension Margin {
         }
     }
 
-    struct Recent: ParsableCommand {
+    struct Recent: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "recent",
             abstract: "List the books opened most recently (shown, read, rendered, annotated).")
@@ -63,8 +63,8 @@ extension Margin {
             guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
         }
 
-        func run() throws {
-            let books = try global.openLibrary().recent(limit: limit)
+        func run() async throws {
+            let books = try await global.openLibrary().recent(limit: limit)
             if global.json { return try Console.json(books) }
             if books.isEmpty { return global.note("no book has been opened yet") }
             Console.table(
@@ -91,7 +91,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try library.resolve(book)
+            let selected = try await library.resolve(book)
             let path = try await library.ensureCached(selected)
             if global.json {
                 try Console.json(["path": path])
@@ -128,7 +128,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = books.isEmpty ? try library.allBooks() : try library.resolveAll(books)
+            let selected = try await books.isEmpty ? library.allBooks() : library.resolveAll(books)
             installInterruptHandler(global)
             var failures = 0
             var fetched = [[String: String]]()

@@ -29,10 +29,10 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try library.resolve(book)
+            let selected = try await library.resolve(book)
             let numbers = try pages?.pages(count: selected.pages)
             let output = try await library.text(of: selected, pages: numbers)
-            try library.touch(selected)
+            try await library.touch(selected)
             if global.json { return try Console.json(output) }
             var text = output.map(\.text).joined(separator: "\u{0C}")
             if !text.hasSuffix("\n") { text += "\n" }
@@ -53,7 +53,7 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let selected = try library.resolveAll(books)
+            let selected = try await library.resolveAll(books)
             let done = try await library.reindex(
                 selected, progress: ProgressBar(label: "indexing", global: global).callback)
             if global.json {

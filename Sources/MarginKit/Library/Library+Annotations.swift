@@ -22,19 +22,19 @@ public struct HighlightRequest: Sendable {
 extension Library {
     // MARK: Bookmarks
 
-    public func addBookmark(_ book: Book, page: Int, label: String?) throws -> Bookmark {
+    public func addBookmark(_ book: Book, page: Int, label: String?) async throws -> Bookmark {
         try checkPage(page, of: book)
-        let bookmark = try repository.write { store in
+        let bookmark = try await repository.write { store in
             var bookmark = Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label))
             try store.insert(&bookmark)
             return bookmark
         }
-        try touch(book)
+        try await touch(book)
         return bookmark
     }
 
-    public func bookmarks(of book: Book?) throws -> [Bookmark] {
-        try repository.read { store in
+    public func bookmarks(of book: Book?) async throws -> [Bookmark] {
+        try await repository.read { store in
             var query = Query<Bookmark>().sorted(
                 by: Field<Bookmark, Int64>("bookId").ascending, Bookmark.Fields.page.ascending,
                 Bookmark.Fields.id.ascending)
@@ -43,27 +43,27 @@ extension Library {
         }
     }
 
-    public func removeBookmark(id: Int64) throws -> Bookmark {
-        try removeAnnotation(Bookmark.self, id: id, kind: "bookmark")
+    public func removeBookmark(id: Int64) async throws -> Bookmark {
+        try await removeAnnotation(Bookmark.self, id: id, kind: "bookmark")
     }
 
     // MARK: Memos
 
-    public func addMemo(_ book: Book, page: Int?, text: String) throws -> Memo {
+    public func addMemo(_ book: Book, page: Int?, text: String) async throws -> Memo {
         if let page { try checkPage(page, of: book) }
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
-        let memo = try repository.write { store in
+        let memo = try await repository.write { store in
             var memo = Memo(bookId: book.id ?? 0, page: page, text: text)
             try store.insert(&memo)
             return memo
         }
-        try touch(book)
+        try await touch(book)
         return memo
     }
 
-    public func memos(of book: Book?) throws -> [Memo] {
-        try repository.read { store in
+    public func memos(of book: Book?) async throws -> [Memo] {
+        try await repository.read { store in
             var query = Query<Memo>().sorted(
                 by: Field<Memo, Int64>("bookId").ascending, Memo.Fields.page.ascending, Memo.Fields.id.ascending)
             if let id = book?.id { query = query.filter(Memo.Fields.bookId == id) }
@@ -71,10 +71,10 @@ extension Library {
         }
     }
 
-    public func editMemo(id: Int64, text: String) throws -> Memo {
+    public func editMemo(id: Int64, text: String) async throws -> Memo {
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
-        return try repository.write { store in
+        return try await repository.write { store in
             guard var memo = try store.find(Memo.self, id: id) else {
                 throw MarginError.annotationNotFound(kind: "memo", id: id)
             }
@@ -85,14 +85,14 @@ extension Library {
         }
     }
 
-    public func removeMemo(id: Int64) throws -> Memo {
-        try removeAnnotation(Memo.self, id: id, kind: "memo")
+    public func removeMemo(id: Int64) async throws -> Memo {
+        try await removeAnnotation(Memo.self, id: id, kind: "memo")
     }
 
     // MARK: Highlights
 
-    public func highlights(of book: Book?) throws -> [Highlight] {
-        try repository.read { store in
+    public func highlights(of book: Book?) async throws -> [Highlight] {
+        try await repository.read { store in
             var query = Query<Highlight>().sorted(
                 by: Field<Highlight, Int64>("bookId").ascending, Highlight.Fields.page.ascending,
                 Highlight.Fields.id.ascending)
@@ -101,10 +101,10 @@ extension Library {
         }
     }
 
-    public func editHighlight(id: Int64, note: String?, color: String?) throws -> Highlight {
+    public func editHighlight(id: Int64, note: String?, color: String?) async throws -> Highlight {
         if let note { try checkNoteSize(note, what: "a note") }
         let color = try color.map(HighlightColor.parse)
-        return try repository.write { store in
+        return try await repository.write { store in
             guard var highlight = try store.find(Highlight.self, id: id) else {
                 throw MarginError.annotationNotFound(kind: "highlight", id: id)
             }
@@ -116,8 +116,8 @@ extension Library {
         }
     }
 
-    public func removeHighlight(id: Int64) throws -> Highlight {
-        try removeAnnotation(Highlight.self, id: id, kind: "highlight")
+    public func removeHighlight(id: Int64) async throws -> Highlight {
+        try await removeAnnotation(Highlight.self, id: id, kind: "highlight")
     }
 
     /// Finds the text with poppler and saves a highlight per selected match (one transaction).
@@ -133,12 +133,14 @@ extension Library {
         if book.indexedAt == nil, let updated = try await reindex([book]).first { current = updated }
         let path = try await ensureCached(current)
         let document = try Document(path: path, password: try password(of: current))
-        let storedPages = try pageTexts(of: current)
         let folded = foldedTerm(needle)
         let keepHyphens = needle.contains("-")
-        // Pages whose stored text holds the words; each is located on with its character boxes.
-        let occursOn = storedPages.filter { !SearchableText($0.text).foldedMatches(folded, wholeWord: false).isEmpty }
-        let candidates = request.page.map { number in storedPages.filter { $0.number == number } } ?? occursOn
+        // Pages whose stored text holds the words, as the index finds them (each is then located
+        // with its character boxes); a given page is looked at whatever its text says.
+        let occursOn = try await pages(of: current, holding: folded)
+        let candidates =
+            try await request.page.asyncMap { number in try await pageTexts(of: current, numbers: [number]) }
+            ?? occursOn
         var found = [(page: Int, occurrence: PageLocator.Occurrence)]()
         for stored in candidates {
             let page = try document.page(stored.number)
@@ -177,7 +179,7 @@ extension Library {
             throw MarginError.invalidArgument("'\(needle)' was not found \(place); \(hint)")
         }
         // The same text highlighted twice is one highlight.
-        let existing = try highlights(of: current)
+        let existing = try await highlights(of: current)
         func key(_ page: Int, _ rects: [[Double]]) -> String {
             "\(page):"
                 + rects.map { $0.map { String(format: "%.1f", $0) }.joined(separator: ",") }.joined(separator: ";")
@@ -200,22 +202,23 @@ extension Library {
         if highlights.isEmpty, let first = duplicates.first {
             throw MarginError.alreadyHighlighted(text: needle, page: first.page, id: first.id ?? 0)
         }
-        let saved = try repository.write { store in
+        let saved = try await repository.write { [highlights] store in
             try highlights.map { highlight -> Highlight in
                 var copy = highlight
                 try store.insert(&copy)
                 return copy
             }
         }
-        try touch(current)
+        try await touch(current)
         return saved
     }
 
     /// Every annotation of a book in reading order: page, then top to bottom (bookmarks first,
     /// memos after the highlights of their page, memos on the whole book last).
-    public func annotations(of book: Book) throws -> [AnnotationItem] {
+    public func annotations(of book: Book) async throws -> [AnnotationItem] {
         let items =
-            try bookmarks(of: book).map(AnnotationItem.bookmark) + highlights(of: book).map(AnnotationItem.highlight)
+            try await bookmarks(of: book).map(AnnotationItem.bookmark)
+            + highlights(of: book).map(AnnotationItem.highlight)
             + memos(of: book).map(AnnotationItem.memo)
         return items.sorted { a, b in
             let pa = a.page ?? Int.max
@@ -226,9 +229,9 @@ extension Library {
     }
 
     /// How many annotations each book has.
-    public func annotationCounts(_ book: Book) throws -> (bookmarks: Int, highlights: Int, memos: Int) {
+    public func annotationCounts(_ book: Book) async throws -> (bookmarks: Int, highlights: Int, memos: Int) {
         let id = book.id ?? -1
-        return try repository.read { store in
+        return try await repository.read { store in
             (
                 try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)),
                 try store.count(Query<Highlight>().filter(Highlight.Fields.bookId == id)),
@@ -238,9 +241,9 @@ extension Library {
     }
 
     /// The marks `render --annotations` draws: highlights in their colours, a ribbon for a bookmark.
-    func overlays(for book: Book, page: Int) throws -> [Overlay] {
+    func overlays(for book: Book, page: Int) async throws -> [Overlay] {
         let id = book.id ?? -1
-        let (highlights, bookmarks) = try repository.read { store in
+        let (highlights, bookmarks) = try await repository.read { store in
             (
                 try store.fetch(
                     Query<Highlight>().filter(Highlight.Fields.bookId == id && Highlight.Fields.page == page)),
@@ -277,16 +280,33 @@ extension Library {
         guard page >= 1, page <= book.pages else { throw MarginError.pageOutOfRange(page: page, count: book.pages) }
     }
 
-    func pageTexts(of book: Book) throws -> [PageText] {
+    /// The stored text of the book's pages (all, or these numbers), in page order.
+    func pageTexts(of book: Book, numbers: [Int]? = nil) async throws -> [PageText] {
         let id = book.id ?? -1
-        return try repository.read { store in
-            try store.fetch(
-                Query<PageText>().filter(PageText.Fields.bookId == id).sorted(by: PageText.Fields.number.ascending))
+        return try await repository.read { store in
+            var query = Query<PageText>().filter(PageText.Fields.bookId == id)
+            if let numbers { query = query.filter(PageText.Fields.number.isIn(numbers)) }
+            return try store.fetch(query.sorted(by: PageText.Fields.number.ascending))
         }
     }
 
-    private func removeAnnotation<M: Model>(_ type: M.Type, id: Int64, kind: String) throws -> M {
-        try repository.write { store in
+    /// The book's pages whose folded text holds `folded`, in page order: the text index's
+    /// candidates, each checked (so the result is what a scan of every page would give).
+    func pages(of book: Book, holding folded: [Unicode.Scalar]) async throws -> [PageText] {
+        let id = book.id ?? -1
+        let term = scalarString(folded)
+        return try await repository.read { store in
+            var pages = [PageText]()
+            try store.textIndex.candidatePages(containing: [term], bookId: id) { page in
+                if !SearchableText(page.text).foldedMatches(folded, wholeWord: false).isEmpty { pages.append(page) }
+                return true
+            }
+            return pages.sorted { $0.number < $1.number }
+        }
+    }
+
+    private func removeAnnotation<M: Model>(_ type: M.Type, id: Int64, kind: String) async throws -> M {
+        try await repository.write { store in
             guard let model = try store.find(M.self, id: id) else {
                 throw MarginError.annotationNotFound(kind: kind, id: id)
             }

@@ -4,13 +4,13 @@ import MarginCore
 import MarginKit
 
 extension Margin {
-    struct BookmarkCommand: ParsableCommand {
+    struct BookmarkCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bookmark",
             abstract: "Add, list and remove bookmarks on pages.",
             subcommands: [Add.self, List.self, Remove.self])
 
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "add", abstract: "Bookmark a page.",
                 discussion: "Example: margin bookmark add 3 42 --label \"proof of lemma 2\"")
@@ -20,23 +20,23 @@ extension Margin {
             @Option(help: "A label for the bookmark.") var label: String?
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let library = try global.openLibrary()
-                let bookmark = try library.addBookmark(library.resolve(book), page: page, label: label)
+                let bookmark = try await library.addBookmark(library.resolve(book), page: page, label: label)
                 if global.json { return try Console.json(BookmarkView(bookmark)) }
                 Console.out("bookmark \(bookmark.id ?? 0) on page \(bookmark.page)")
             }
         }
 
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List bookmarks, by page (of one book, or all).")
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let (bookmarks, titles) = try annotationListing(global, book) { try $0.bookmarks(of: $1) }
+            func run() async throws {
+                let (bookmarks, titles) = try await annotationListing(global, book) { try await $0.bookmarks(of: $1) }
                 if global.json { return try Console.json(bookmarks.map { BookmarkView($0, title: titles[$0.bookId]) }) }
                 if bookmarks.isEmpty { return global.note("no bookmarks") }
                 Console.table(
@@ -50,14 +50,14 @@ extension Margin {
             }
         }
 
-        struct Remove: ParsableCommand {
+        struct Remove: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a bookmark.")
 
             @Argument(help: "The bookmark's id.") var id: Int64
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
-                let bookmark = try global.openLibrary().removeBookmark(id: id)
+            func run() async throws {
+                let bookmark = try await global.openLibrary().removeBookmark(id: id)
                 if global.json { return try Console.json(BookmarkView(bookmark)) }
                 Console.out("removed bookmark \(id) (page \(bookmark.page))")
             }
@@ -67,15 +67,16 @@ extension Margin {
 
 /// What a list command shows (of one book, or of all when `book` is nil), with book titles by id.
 func annotationListing<T>(
-    _ global: GlobalOptions, _ book: String?, _ fetch: (Library, Book?) throws -> [T]
-) throws -> (items: [T], titles: [Int64: String]) {
+    _ global: GlobalOptions, _ book: String?, _ fetch: (Library, Book?) async throws -> [T]
+) async throws -> (items: [T], titles: [Int64: String]) {
     let library = try global.openLibrary()
-    let selected = try book.map { try library.resolve($0) }
-    return (try fetch(library, selected), try bookTitles(library))
+    let selected = try await book.asyncMap { try await library.resolve($0) }
+    return (try await fetch(library, selected), try await bookTitles(library))
 }
 
 /// Book titles by id, for listings across the library.
-func bookTitles(_ library: Library) throws -> [Int64: String] {
+func bookTitles(_ library: Library) async throws -> [Int64: String] {
     Dictionary(
-        try library.allBooks().compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
+        try await library.allBooks().compactMap { book in book.id.map { ($0, book.title) } },
+        uniquingKeysWith: { a, _ in a })
 }

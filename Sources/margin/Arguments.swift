@@ -49,3 +49,21 @@ func pageListArgument(_ text: String) throws -> PageList {
         throw ValidationError(userMessage(for: error))
     }
 }
+
+/// The limits every command that downloads takes (`add`, `fetch`, `refresh`).
+struct DownloadOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
+            valueName: "S"))
+    var timeout: Double?
+
+    @Option(
+        help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB; default 1GiB).", valueName: "SIZE"),
+        transform: byteSizeArgument)
+    var maxSize = ByteSize.oneGiB
+
+    func validate() throws {
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
+    }
+}

@@ -3,6 +3,9 @@ import MarginCore
 
 /// The JSON backup format (`export --format json`): lossless and versioned. Books carry their
 /// identity (SHA-256, sources, title, pages) and every annotation with every field.
+///
+/// Every entry is plain `Codable`: optionals are written as null (`@Null`), so every field is
+/// always present. The same entries are the JSON views of annotations (see `Views/`).
 public struct Backup: Codable, Sendable, Equatable {
     public static let formatName = "margin-annotations"
     public static let currentVersion = 1
@@ -16,13 +19,13 @@ public struct Backup: Codable, Sendable, Equatable {
         public var uuid: String
         public var sha256: String
         public var title: String
-        public var author: String?
+        @Null public var author: String?
         public var pages: Int
         public var bytes: Int64
         public var sources: [String]
-        public var folder: String?
+        @Null public var folder: String?
         public var tags: [String]
-        public var memo: String?
+        @Null public var memo: String?
         public var addedAt: String
         public var updatedAt: String
         public var bookmarks: [BookmarkEntry]
@@ -33,7 +36,7 @@ public struct Backup: Codable, Sendable, Equatable {
     public struct BookmarkEntry: Codable, Sendable, Equatable {
         public var uuid: String
         public var page: Int
-        public var label: String?
+        @Null public var label: String?
         public var createdAt: String
         public var updatedAt: String
     }
@@ -46,8 +49,8 @@ public struct Backup: Codable, Sendable, Equatable {
         public var suffix: String
         public var rects: [[Double]]
         public var color: String
-        public var note: String?
-        public var author: String?
+        @Null public var note: String?
+        @Null public var author: String?
         public var orphaned: Bool
         public var createdAt: String
         public var updatedAt: String
@@ -55,77 +58,14 @@ public struct Backup: Codable, Sendable, Equatable {
 
     public struct MemoEntry: Codable, Sendable, Equatable {
         public var uuid: String
-        public var page: Int?
+        @Null public var page: Int?
         public var text: String
-        public var author: String?
+        @Null public var author: String?
         public var createdAt: String
         public var updatedAt: String
     }
 
     enum CodingKeys: String, CodingKey { case format, version, exportedAt, books }
-}
-
-extension Backup.BookEntry {
-    /// Optionals are written as null so every field is always present.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(sha256, forKey: .sha256)
-        try c.encode(title, forKey: .title)
-        try c.encode(author, forKey: .author)
-        try c.encode(pages, forKey: .pages)
-        try c.encode(bytes, forKey: .bytes)
-        try c.encode(sources, forKey: .sources)
-        try c.encode(folder, forKey: .folder)
-        try c.encode(tags, forKey: .tags)
-        try c.encode(memo, forKey: .memo)
-        try c.encode(addedAt, forKey: .addedAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-        try c.encode(bookmarks, forKey: .bookmarks)
-        try c.encode(highlights, forKey: .highlights)
-        try c.encode(memos, forKey: .memos)
-    }
-}
-
-extension Backup.BookmarkEntry {
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(page, forKey: .page)
-        try c.encode(label, forKey: .label)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-    }
-}
-
-extension Backup.HighlightEntry {
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(page, forKey: .page)
-        try c.encode(text, forKey: .text)
-        try c.encode(prefix, forKey: .prefix)
-        try c.encode(suffix, forKey: .suffix)
-        try c.encode(rects, forKey: .rects)
-        try c.encode(color, forKey: .color)
-        try c.encode(note, forKey: .note)
-        try c.encode(author, forKey: .author)
-        try c.encode(orphaned, forKey: .orphaned)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-    }
-}
-
-extension Backup.MemoEntry {
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(page, forKey: .page)
-        try c.encode(text, forKey: .text)
-        try c.encode(author, forKey: .author)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-    }
 }
 
 // The one mapping from the models to the backup's entries.

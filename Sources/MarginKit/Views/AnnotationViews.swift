@@ -1,7 +1,16 @@
 import Foundation
 import MarginCore
 
-/// The contract's JSON shapes for annotations: `book` is the book's id, dates are ISO-8601.
+/// The contract's JSON shapes for annotations: the backup's entry for the annotation (one
+/// shape per thing: `Backup.HighlightEntry` and its siblings) plus where it lives in this
+/// library: `kind`, `id`, `book` (the book's id) and, in listings across books, `title`.
+private struct Placement: Encodable {
+    var kind: String
+    var id: Int64
+    var book: Int64
+    var title: String?
+}
+
 public struct BookmarkView: Sendable, Encodable, Equatable {
     public var bookmark: Bookmark
     public var title: String?
@@ -11,19 +20,9 @@ public struct BookmarkView: Sendable, Encodable, Equatable {
         self.title = title
     }
 
-    enum Keys: String, CodingKey { case id, uuid, book, title, page, label, createdAt, updatedAt, kind }
-
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode("bookmark", forKey: .kind)
-        try c.encode(bookmark.id ?? 0, forKey: .id)
-        try c.encode(bookmark.uuid.uuidString.lowercased(), forKey: .uuid)
-        try c.encode(bookmark.bookId, forKey: .book)
-        try c.encodeIfPresent(title, forKey: .title)
-        try c.encode(bookmark.page, forKey: .page)
-        try c.encode(bookmark.label, forKey: .label)
-        try c.encode(isoDate(bookmark.createdAt), forKey: .createdAt)
-        try c.encode(isoDate(bookmark.updatedAt), forKey: .updatedAt)
+        try Placement(kind: "bookmark", id: bookmark.id ?? 0, book: bookmark.bookId, title: title).encode(to: encoder)
+        try Backup.BookmarkEntry(bookmark).encode(to: encoder)
     }
 }
 
@@ -36,29 +35,10 @@ public struct HighlightView: Sendable, Encodable, Equatable {
         self.title = title
     }
 
-    enum Keys: String, CodingKey {
-        case id, uuid, book, title, page, text, prefix, suffix, color, note, rects, author, orphaned, createdAt,
-            updatedAt, kind
-    }
-
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode("highlight", forKey: .kind)
-        try c.encode(highlight.id ?? 0, forKey: .id)
-        try c.encode(highlight.uuid.uuidString.lowercased(), forKey: .uuid)
-        try c.encode(highlight.bookId, forKey: .book)
-        try c.encodeIfPresent(title, forKey: .title)
-        try c.encode(highlight.page, forKey: .page)
-        try c.encode(highlight.text, forKey: .text)
-        try c.encode(highlight.prefix, forKey: .prefix)
-        try c.encode(highlight.suffix, forKey: .suffix)
-        try c.encode(highlight.color, forKey: .color)
-        try c.encode(highlight.note, forKey: .note)
-        try c.encode(highlight.rects, forKey: .rects)
-        try c.encode(highlight.author, forKey: .author)
-        try c.encode(highlight.orphaned, forKey: .orphaned)
-        try c.encode(isoDate(highlight.createdAt), forKey: .createdAt)
-        try c.encode(isoDate(highlight.updatedAt), forKey: .updatedAt)
+        try Placement(kind: "highlight", id: highlight.id ?? 0, book: highlight.bookId, title: title).encode(
+            to: encoder)
+        try Backup.HighlightEntry(highlight).encode(to: encoder)
     }
 }
 
@@ -71,20 +51,9 @@ public struct MemoView: Sendable, Encodable, Equatable {
         self.title = title
     }
 
-    enum Keys: String, CodingKey { case id, uuid, book, title, page, text, author, createdAt, updatedAt, kind }
-
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode("memo", forKey: .kind)
-        try c.encode(memo.id ?? 0, forKey: .id)
-        try c.encode(memo.uuid.uuidString.lowercased(), forKey: .uuid)
-        try c.encode(memo.bookId, forKey: .book)
-        try c.encodeIfPresent(title, forKey: .title)
-        try c.encode(memo.page, forKey: .page)
-        try c.encode(memo.text, forKey: .text)
-        try c.encode(memo.author, forKey: .author)
-        try c.encode(isoDate(memo.createdAt), forKey: .createdAt)
-        try c.encode(isoDate(memo.updatedAt), forKey: .updatedAt)
+        try Placement(kind: "memo", id: memo.id ?? 0, book: memo.bookId, title: title).encode(to: encoder)
+        try Backup.MemoEntry(memo).encode(to: encoder)
     }
 }
 

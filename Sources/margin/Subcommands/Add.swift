@@ -44,23 +44,13 @@ extension Margin {
 
         @OptionGroup var secret: PasswordOptions
 
-        @Option(
-            help: ArgumentHelp(
-                "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
-                valueName: "S"))
-        var timeout: Double?
-
-        @Option(
-            help: ArgumentHelp("Refuse PDFs larger than SIZE (e.g. 500MB, 2GiB; default 1GiB).", valueName: "SIZE"),
-            transform: byteSizeArgument)
-        var maxSize = ByteSize.oneGiB
+        @OptionGroup var limits: DownloadOptions
 
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard !inputs.isEmpty else { throw ValidationError("give at least one URL or path to add") }
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-            if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
 
         func run() async throws {
@@ -71,8 +61,8 @@ extension Margin {
             options.folder = folder
             options.tags = tags
             options.password = try secret.read()
-            options.maxSize = maxSize.bytes
-            options.timeout = timeout
+            options.maxSize = limits.maxSize.bytes
+            options.timeout = limits.timeout
             installInterruptHandler(global)
             let outcomes = await library.add(
                 inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global)

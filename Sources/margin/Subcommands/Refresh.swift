@@ -19,27 +19,15 @@ extension Margin {
 
         @Argument(help: "The books (all when none are given).") var books: [String] = []
         @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
-        @Option(
-            help: ArgumentHelp("Refuse PDFs larger than SIZE (default 1GiB).", valueName: "SIZE"),
-            transform: byteSizeArgument)
-        var maxSize = ByteSize.oneGiB
-        @Option(
-            help: ArgumentHelp(
-                "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
-                valueName: "S"))
-        var timeout: Double?
+        @OptionGroup var limits: DownloadOptions
         @OptionGroup var global: GlobalOptions
-
-        func validate() throws {
-            if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
-        }
 
         func run() async throws {
             let library = try global.openLibrary()
             let selected = try await library.resolveAll(books)
             installInterruptHandler(global)
             let outcomes = await library.refresh(
-                selected, keepOld: keepOld, maxSize: maxSize.bytes, timeout: timeout,
+                selected, keepOld: keepOld, maxSize: limits.maxSize.bytes, timeout: limits.timeout,
                 progress: TerminalDownloadProgress.make(global))
             if global.json { try Console.json(outcomes) }
             if outcomes.isEmpty { global.note("the library is empty; nothing to refresh") }

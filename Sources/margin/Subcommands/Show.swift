@@ -111,20 +111,8 @@ extension Margin {
             discussion: "An interrupted download resumes where it stopped. Example: margin cache clear && margin fetch")
 
         @Argument(help: "The books.") var books: [String] = []
-        @Option(
-            help: ArgumentHelp("Refuse PDFs larger than SIZE (default 1GiB).", valueName: "SIZE"),
-            transform: byteSizeArgument)
-        var maxSize = ByteSize.oneGiB
-        @Option(
-            help: ArgumentHelp(
-                "Give up a download after S seconds in all (default: no limit; a server silent for 30 s is retried).",
-                valueName: "S"))
-        var timeout: Double?
+        @OptionGroup var limits: DownloadOptions
         @OptionGroup var global: GlobalOptions
-
-        func validate() throws {
-            if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
-        }
 
         func run() async throws {
             let library = try global.openLibrary()
@@ -135,7 +123,7 @@ extension Margin {
             for book in selected {
                 do {
                     let path = try await library.ensureCached(
-                        book, maxSize: maxSize.bytes, timeout: timeout,
+                        book, maxSize: limits.maxSize.bytes, timeout: limits.timeout,
                         progress: TerminalDownloadProgress.make(global))
                     fetched.append(["book": String(book.id ?? 0), "file": path])
                     if !global.json { Console.out("\(book.id ?? 0)  \(book.title): \(path)") }

@@ -246,32 +246,26 @@ enum Schema {
                 INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId)
                     SELECT id * 2 + 1, norm, 'memo', id, bookId FROM memo;
 
-                CREATE TRIGGER highlight_fts_insert AFTER INSERT ON highlight BEGIN
-                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
-                        new.id * 2, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text || ' ' || coalesce(new.note, '')) END,
-                        'highlight', new.id, new.bookId);
-                END;
-                CREATE TRIGGER highlight_fts_update AFTER UPDATE ON highlight BEGIN
-                    DELETE FROM annotation_fts WHERE rowid = old.id * 2;
-                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
-                        new.id * 2, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text || ' ' || coalesce(new.note, '')) END,
-                        'highlight', new.id, new.bookId);
-                END;
-                CREATE TRIGGER highlight_fts_delete AFTER DELETE ON highlight BEGIN
-                    DELETE FROM annotation_fts WHERE rowid = old.id * 2;
-                END;
-                CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo BEGIN
-                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
-                        new.id * 2 + 1, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text) END, 'memo', new.id, new.bookId);
-                END;
-                CREATE TRIGGER memo_fts_update AFTER UPDATE ON memo BEGIN
-                    DELETE FROM annotation_fts WHERE rowid = old.id * 2 + 1;
-                    INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
-                        new.id * 2 + 1, CASE WHEN new.norm <> '' THEN new.norm ELSE lower(new.text) END, 'memo', new.id, new.bookId);
-                END;
-                CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo BEGIN
-                    DELETE FROM annotation_fts WHERE rowid = old.id * 2 + 1;
-                END;
-                """)
+                """
+                    + annotationTriggers(
+                        table: "highlight", rowid: "id * 2", fallback: "new.text || ' ' || coalesce(new.note, '')")
+                    + annotationTriggers(table: "memo", rowid: "id * 2 + 1", fallback: "new.text"))
+    }
+
+    /// v5's triggers that keep `annotation_fts` in step with one annotation table: the stored
+    /// folded text (`norm`), or the lowercased text of a row written without it.
+    private static func annotationTriggers(table: String, rowid: String, fallback: String) -> String {
+        let indexNew = """
+            INSERT INTO annotation_fts(rowid, norm, kind, ref, bookId) VALUES (
+                new.\(rowid), CASE WHEN new.norm <> '' THEN new.norm ELSE lower(\(fallback)) END, '\(table)', new.id,
+                new.bookId);
+            """
+        let dropOld = "DELETE FROM annotation_fts WHERE rowid = old.\(rowid);"
+        return """
+            CREATE TRIGGER \(table)_fts_insert AFTER INSERT ON \(table) BEGIN \(indexNew) END;
+            CREATE TRIGGER \(table)_fts_update AFTER UPDATE ON \(table) BEGIN \(dropOld) \(indexNew) END;
+            CREATE TRIGGER \(table)_fts_delete AFTER DELETE ON \(table) BEGIN \(dropOld) END;
+
+            """
     }
 }

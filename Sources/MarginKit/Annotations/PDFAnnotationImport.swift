@@ -54,26 +54,11 @@ extension Library {
                 }
             }
         }
+        // Annotations imported before (the same UUID) are left as they are.
         let report = try await repository.write { [highlights, memos] store in
             var report = ImportReport()
-            for highlight in highlights {
-                if try store.first(Query<Highlight>().filter(Highlight.Fields.uuid == highlight.uuid)) != nil {
-                    report.highlights.unchanged += 1
-                } else {
-                    var copy = highlight
-                    try store.insert(&copy)
-                    report.highlights.added += 1
-                }
-            }
-            for memo in memos {
-                if try store.first(Query<Memo>().filter(Memo.Fields.uuid == memo.uuid)) != nil {
-                    report.memos.unchanged += 1
-                } else {
-                    var copy = memo
-                    try store.insert(&copy)
-                    report.memos.added += 1
-                }
-            }
+            report.highlights = try insertNew(highlights, store)
+            report.memos = try insertNew(memos, store)
             return report
         }
         try await touch(book)
@@ -125,4 +110,19 @@ func parsePDFDate(_ text: String) -> Date? {
 /// CRLF and CR line ends as LF.
 func normalizedLineEnds(_ text: String) -> String {
     text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+}
+
+/// Inserts the models whose UUID the store doesn't hold yet; counts added and unchanged.
+private func insertNew<M: Model>(_ models: [M], _ store: any StoreWriter) throws -> ImportReport.Counts {
+    var counts = ImportReport.Counts()
+    for model in models {
+        if try store.first(Query<M>().filter(Field<M, UUID>("uuid") == model.uuid)) != nil {
+            counts.unchanged += 1
+        } else {
+            var copy = model
+            try store.insert(&copy)
+            counts.added += 1
+        }
+    }
+    return counts
 }

@@ -102,34 +102,15 @@ extension Library {
         configured.progress = progress
         configured.timeout = options.timeout
         let fetcher = configured
-        var outcomes = [AddOutcome?](repeating: nil, count: inputs.count)
-        await withTaskGroup(of: (Int, AddOutcome).self) { group in
-            var next = 0
-            func launch() {
-                guard next < inputs.count else { return }
-                let index = next
-                let input = inputs[index]
-                next += 1
-                group.addTask {
-                    do {
-                        let (book, duplicate) = try await self.addOne(input, options: options, fetcher: fetcher)
-                        return (index, AddOutcome(input: input, book: book, duplicate: duplicate))
-                    } catch {
-                        return (
-                            index,
-                            AddOutcome(
-                                input: input, duplicate: false, error: error.localizedDescription, failure: error)
-                        )
-                    }
-                }
-            }
-            for _ in 0..<max(1, jobs) { launch() }
-            for await (index, outcome) in group {
-                outcomes[index] = outcome
-                launch()
+        // One input's failure is its outcome; the others go on.
+        return await inputs.concurrentMap(width: jobs) { input in
+            do {
+                let (book, duplicate) = try await self.addOne(input, options: options, fetcher: fetcher)
+                return AddOutcome(input: input, book: book, duplicate: duplicate)
+            } catch {
+                return AddOutcome(input: input, duplicate: false, error: error.localizedDescription, failure: error)
             }
         }
-        return outcomes.compactMap { $0 }
     }
 
     func addOne(_ input: String, options: AddOptions, fetcher: Fetcher) async throws -> (BookInfo, Bool) {

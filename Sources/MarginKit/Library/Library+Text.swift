@@ -28,26 +28,9 @@ extension Library {
     public func reindex(_ books: [Book], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [Book] {
         let targets = books.isEmpty ? try await allBooks() : books
         let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        var done = [Book?](repeating: nil, count: targets.count)
-        try await withThrowingTaskGroup(of: (Int, Book).self) { group in
-            var next = 0
-            var finished = 0
-            func launch() {
-                guard next < targets.count else { return }
-                let index = next
-                let book = targets[index]
-                next += 1
-                group.addTask { (index, try await self.reindexOne(book)) }
-            }
-            for _ in 0..<width { launch() }
-            while let (index, book) = try await group.next() {
-                done[index] = book
-                finished += 1
-                progress?(finished, targets.count)
-                launch()
-            }
+        return try await targets.concurrentMap(width: width, finished: { progress?($0, targets.count) }) { book in
+            try await self.reindexOne(book)
         }
-        return done.compactMap { $0 }
     }
 
     private func reindexOne(_ book: Book) async throws -> Book {

@@ -11,51 +11,52 @@ private struct Placement: Encodable {
     var title: String?
 }
 
-public struct BookmarkView: Sendable, Encodable, Equatable {
-    public var bookmark: Bookmark
+/// A bookmark, highlight or memo as it is shown: its backup entry and its place.
+public protocol AnnotationModel: Model, Equatable {
+    associatedtype Entry: Encodable
+    /// "bookmark", "highlight" or "memo".
+    static var kind: String { get }
+    var bookId: Int64 { get }
+    /// The backup's entry for it (the one JSON shape of the annotation).
+    var entry: Entry { get }
+}
+
+extension Bookmark: AnnotationModel {
+    public static let kind = "bookmark"
+    public var entry: Backup.BookmarkEntry { Backup.BookmarkEntry(self) }
+}
+
+extension Highlight: AnnotationModel {
+    public static let kind = "highlight"
+    public var entry: Backup.HighlightEntry { Backup.HighlightEntry(self) }
+}
+
+extension Memo: AnnotationModel {
+    public static let kind = "memo"
+    public var entry: Backup.MemoEntry { Backup.MemoEntry(self) }
+}
+
+/// The JSON view of one annotation (of any kind), with the title of its book when a listing
+/// spans books.
+public struct AnnotationView<Annotation: AnnotationModel>: Sendable, Encodable, Equatable {
+    public var annotation: Annotation
     public var title: String?
 
-    public init(_ bookmark: Bookmark, title: String? = nil) {
-        self.bookmark = bookmark
+    public init(_ annotation: Annotation, title: String? = nil) {
+        self.annotation = annotation
         self.title = title
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try Placement(kind: "bookmark", id: bookmark.id ?? 0, book: bookmark.bookId, title: title).encode(to: encoder)
-        try Backup.BookmarkEntry(bookmark).encode(to: encoder)
+        try Placement(kind: Annotation.kind, id: annotation.id ?? 0, book: annotation.bookId, title: title)
+            .encode(to: encoder)
+        try annotation.entry.encode(to: encoder)
     }
 }
 
-public struct HighlightView: Sendable, Encodable, Equatable {
-    public var highlight: Highlight
-    public var title: String?
-
-    public init(_ highlight: Highlight, title: String? = nil) {
-        self.highlight = highlight
-        self.title = title
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try Placement(kind: "highlight", id: highlight.id ?? 0, book: highlight.bookId, title: title).encode(
-            to: encoder)
-        try Backup.HighlightEntry(highlight).encode(to: encoder)
-    }
-}
-
-public struct MemoView: Sendable, Encodable, Equatable {
-    public var memo: Memo
-    public var title: String?
-
-    public init(_ memo: Memo, title: String? = nil) {
-        self.memo = memo
-        self.title = title
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try Placement(kind: "memo", id: memo.id ?? 0, book: memo.bookId, title: title).encode(to: encoder)
-        try Backup.MemoEntry(memo).encode(to: encoder)
-    }
-}
+public typealias BookmarkView = AnnotationView<Bookmark>
+public typealias HighlightView = AnnotationView<Highlight>
+public typealias MemoView = AnnotationView<Memo>
 
 /// Any annotation, for `margin annotations` (reading order).
 public enum AnnotationItem: Sendable, Encodable, Equatable {

@@ -50,16 +50,9 @@ extension Page {
     /// `overlays` are drawn on top (highlights, bookmark marks).
     public func render(to path: String, format: RenderFormat, dpi: Double = 72, overlays: [Overlay] = []) throws {
         let (width, height) = size
-        let scale = dpi / 72
         switch format {
         case .png:
-            let (pixelsWide, pixelsHigh) = pixelSize(dpi: dpi)
-            guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(pixelsWide), Int32(pixelsHigh))
-            else { throw PopplerError.renderFailed("cairo could not create a \(pixelsWide)×\(pixelsHigh) image") }
-            defer { cairo_surface_destroy(surface) }
-            try check(surface)
-            try draw(on: surface, scale: scale, background: true, printing: false, overlays: overlays)
-            let status = cairo_surface_write_to_png(surface, path)
+            let status = try withImage(dpi: dpi, overlays: overlays) { cairo_surface_write_to_png($0, path) }
             guard status == CAIRO_STATUS_SUCCESS else { throw PopplerError.renderFailed(message(status)) }
         case .svg, .pdf:
             let surface =
@@ -72,6 +65,34 @@ extension Page {
             cairo_surface_finish(surface)
             try check(surface)
         }
+    }
+
+    /// The page as PNG bytes, at `dpi` on a white background (as `render(to:format: .png)`
+    /// writes it), for a caller that serves or keeps the image itself.
+    public func renderPNG(dpi: Double = 72, overlays: [Overlay] = []) throws -> Data {
+        let sink = PNGSink()
+        let status = try withImage(dpi: dpi, overlays: overlays) { surface in
+            cairo_surface_write_to_png_stream(
+                surface,
+                { closure, bytes, length in
+                    guard let closure, let bytes else { return CAIRO_STATUS_WRITE_ERROR }
+                    Unmanaged<PNGSink>.fromOpaque(closure).takeUnretainedValue().data.append(bytes, count: Int(length))
+                    return CAIRO_STATUS_SUCCESS
+                }, Unmanaged.passUnretained(sink).toOpaque())
+        }
+        guard status == CAIRO_STATUS_SUCCESS else { throw PopplerError.renderFailed(message(status)) }
+        return sink.data
+    }
+
+    /// Draws the page on a new image surface at `dpi` and hands it to `body`.
+    private func withImage<T>(dpi: Double, overlays: [Overlay], _ body: (OpaquePointer) throws -> T) throws -> T {
+        let (pixelsWide, pixelsHigh) = pixelSize(dpi: dpi)
+        guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(pixelsWide), Int32(pixelsHigh))
+        else { throw PopplerError.renderFailed("cairo could not create a \(pixelsWide)×\(pixelsHigh) image") }
+        defer { cairo_surface_destroy(surface) }
+        try check(surface)
+        try draw(on: surface, scale: dpi / 72, background: true, printing: false, overlays: overlays)
+        return try body(surface)
     }
 
     private func draw(on surface: OpaquePointer, scale: Double, background: Bool, printing: Bool, overlays: [Overlay])
@@ -116,8 +137,13 @@ private func message(_ status: cairo_status_t) -> String {
     cairo_status_to_string(status).map { String(cString: $0) } ?? "cairo error \(status.rawValue)"
 }
 
-/// A PNG decoded by cairo, for comparing renderings.
-public final class PNGImage {
+/// The bytes cairo streams out as it writes a PNG.
+private final class PNGSink {
+    var data = Data()
+}
+
+/// A PNG decoded by cairo, for comparing renderings in tests (not part of the wrapper's API).
+@_spi(Testing) public final class PNGImage {
     private let surface: OpaquePointer
     public let width: Int
     public let height: Int

@@ -1,5 +1,5 @@
 import Foundation
-import Poppler
+@_spi(Testing) import Poppler
 import TestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import Poppler
+@_spi(Testing) import Poppler
 import TestSupport
 import Testing
 
@@ -25,6 +25,19 @@ import Testing
         let plain = temp.path + "/plain.png"
         try page.render(to: plain, format: .png, dpi: 72)
         #expect(try PNGImage(path: plain).pixel(x: 200, y: 15) == (255, 255, 255))
+    }
+
+    /// Rendering to bytes gives the PNG that rendering to a file writes (for a server to send).
+    @Test func renderingToBytesGivesTheSamePNG() throws {
+        let temp = TemporaryFolder()
+        let page = try Document(path: Fixtures.pdf("sample.pdf")).page(2)
+        let marker = Overlay(x0: 10, y0: 10, x1: 40, y1: 40, red: 0, green: 0, blue: 1, style: .marker)
+        let path = temp.path + "/page.png"
+        try page.render(to: path, format: .png, dpi: 50, overlays: [marker])
+        let bytes = try page.renderPNG(dpi: 50, overlays: [marker])
+        #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG signature")
+        #expect(bytes == FileManager.default.contents(atPath: path))
+        #expect(bytes.count > 1000)
     }
 
     @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))

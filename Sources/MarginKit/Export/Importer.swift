@@ -190,9 +190,9 @@ extension Library {
             throw MarginError.invalidBackup("\(place).title: must not be empty")
         }
         if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
-        if self.store.contains(sha) {
+        if self.blobs.contains(sha) {
             // The PDF is in the cache: believe it, not the backup.
-            let path = self.store.path(for: sha)
+            let path = self.blobs.path(for: sha)
             let pages = (try? Document(path: path))?.pageCount
             let bytes = fileSize(path)
             if let pages, pages != entry.pages || bytes != entry.bytes {

@@ -4,14 +4,14 @@ import MarginCore
 /// The on-disk, content-addressed store of PDFs: `pdfs/<2 hex>/<sha256>.pdf` under the cache
 /// folder, plus `tmp/` for files being written. A file reaches its final name only by an atomic
 /// rename of a complete, verified temporary file.
-public struct ContentStore: Sendable {
+public struct ContentStore: BlobStore {
     public let root: String
 
     public init(root: String) {
         self.root = root
     }
 
-    var temporaryFolder: String { root + "/tmp" }
+    public var temporaryFolder: String { root + "/tmp" }
 
     /// The path a PDF with this SHA-256 has in the store (whether or not it is there).
     public func path(for sha256: String) -> String {
@@ -24,14 +24,14 @@ public struct ContentStore: Sendable {
     }
 
     /// Creates the folders, user-only.
-    func prepare() throws {
+    public func prepare() throws {
         for folder in [root, root + "/pdfs", temporaryFolder] {
             try makeFolder(folder)
         }
     }
 
     /// A new, empty, user-only file in `tmp/` for staging a download or copy.
-    func makeTemporaryFile(suffix: String = ".part") throws -> String {
+    public func makeTemporaryFile(suffix: String) throws -> String {
         try prepare()
         // The process id in the name tells `db check` whether its writer is still alive.
         let path = "\(temporaryFolder)/\(getpid())-\(UUID().uuidString.lowercased())\(suffix)"
@@ -45,7 +45,7 @@ public struct ContentStore: Sendable {
     /// locks of their downloads (the partial downloads themselves are kept for resuming).
     /// Returns the paths removed.
     @discardableResult
-    func removeStaleTemporaries() -> [String] {
+    public func removeStaleTemporaries() -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporaryFolder) else { return [] }
         var removed = [String]()
         for name in names {
@@ -62,7 +62,7 @@ public struct ContentStore: Sendable {
 
     /// Moves a staged file to its content address. Returns true if the store did not have it
     /// before (the caller then owns removing it if what follows fails).
-    func place(_ staged: String, sha256: String) throws -> Bool {
+    public func place(_ staged: String, sha256: String) throws -> Bool {
         let target = path(for: sha256)
         if contains(sha256) {
             try? FileManager.default.removeItem(atPath: staged)
@@ -78,7 +78,7 @@ public struct ContentStore: Sendable {
     }
 
     /// Removes the stored file for this SHA-256, if any.
-    func remove(_ sha256: String) {
+    public func remove(_ sha256: String) {
         try? FileManager.default.removeItem(atPath: path(for: sha256))
     }
 }

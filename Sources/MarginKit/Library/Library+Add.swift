@@ -98,7 +98,7 @@ extension Library {
     public func add(
         _ inputs: [String], options: AddOptions, jobs: Int = 4, progress: (any DownloadProgress)? = nil
     ) async -> [AddOutcome] {
-        var configured = Fetcher(store: store, maxSize: options.maxSize, downloader: downloader)
+        var configured = Fetcher(store: blobs, maxSize: options.maxSize, downloader: downloader)
         configured.progress = progress
         configured.timeout = options.timeout
         let fetcher = configured
@@ -126,7 +126,7 @@ extension Library {
                 return (book, source)
             }
             let validators = known.map { Validators(etag: $0.1.etag, lastModified: $0.1.lastModified) }
-            let usable = known.map { store.contains($0.0.sha256) } == true && validators?.isEmpty == false
+            let usable = known.map { blobs.contains($0.0.sha256) } == true && validators?.isEmpty == false
             switch try await fetcher.download(url: url, revalidate: usable ? validators : nil) {
             case .notModified:
                 guard let (book, _) = known else { throw MarginError.io("\(url): unexpected 304") }
@@ -166,7 +166,7 @@ extension Library {
         _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions,
         password: String?
     ) async throws -> (BookInfo, Bool) {
-        let placedNew = try store.place(staged.path, sha256: staged.sha256)
+        let placedNew = try blobs.place(staged.path, sha256: staged.sha256)
         do {
             return try await repository.write { store in
                 let now = Date()
@@ -205,7 +205,7 @@ extension Library {
                 return (try self.info(book, store), false)
             }
         } catch {
-            if placedNew { store.remove(staged.sha256) }
+            if placedNew { blobs.remove(staged.sha256) }
             throw error
         }
     }

@@ -251,7 +251,7 @@ extension Library {
             )
         }
         let (width, height) = try documents.withDocument(
-            path: store.path(for: book.sha256), password: try password(of: book)
+            path: blobs.path(for: book.sha256), password: try password(of: book)
         ) {
             try $0.page(page).size
         }

@@ -153,7 +153,7 @@ extension Library {
             Set(try store.fetch(Query<Book>().filter(Book.Fields.sha256.isIn(list))).map(\.sha256))
                 .union(try store.fetch(Query<Version>().filter(Version.Fields.sha256.isIn(list))).map(\.sha256))
         }
-        for sha in shas where !used.contains(sha) { store.remove(sha) }
+        for sha in shas where !used.contains(sha) { blobs.remove(sha) }
     }
 
     /// Every book, for `rm --all`.
@@ -164,7 +164,7 @@ extension Library {
     /// The cached PDF's path. Commands that only read use this: they never fetch, and a missing
     /// file is an error that says so (`ensureCached` fetches).
     public func cachedFile(_ book: Book) throws -> String {
-        if store.contains(book.sha256) { return store.path(for: book.sha256) }
+        if blobs.contains(book.sha256) { return blobs.path(for: book.sha256) }
         throw MarginError.fileNotCached(title: book.title, book: book.id ?? 0)
     }
 
@@ -172,14 +172,14 @@ extension Library {
     public func ensureCached(
         _ book: Book, maxSize: Int64? = nil, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
     ) async throws -> String {
-        if store.contains(book.sha256) { return store.path(for: book.sha256) }
+        if blobs.contains(book.sha256) { return blobs.path(for: book.sha256) }
         let sources = try await repository.read { store in
             try store.fetch(Query<Source>().filter(Source.Fields.bookId == (book.id ?? -1)))
         }
         guard !sources.isEmpty else {
             throw MarginError.noSource(title: book.title)
         }
-        var fetcher = Fetcher(store: store, maxSize: maxSize ?? max(book.bytes, 1 << 30), downloader: downloader)
+        var fetcher = Fetcher(store: blobs, maxSize: maxSize ?? max(book.bytes, 1 << 30), downloader: downloader)
         fetcher.progress = progress
         fetcher.timeout = timeout
         let result = await refetch(book, from: sources, fetcher: fetcher)
@@ -201,8 +201,8 @@ extension Library {
                     reasons.append("\(source.url) now has different content")
                     continue
                 }
-                _ = try store.place(staged.path, sha256: staged.sha256)
-                return .success(store.path(for: book.sha256))
+                _ = try blobs.place(staged.path, sha256: staged.sha256)
+                return .success(blobs.path(for: book.sha256))
             } catch {
                 reasons.append(error.localizedDescription)
             }

@@ -33,7 +33,7 @@ extension Library {
         }
         let bookById = Dictionary(books.compactMap { b in b.id.map { ($0, b) } }, uniquingKeysWith: { a, _ in a })
         var entries = [CacheEntry]()
-        for path in cacheFiles(in: store.root + "/pdfs") {
+        for path in cacheFiles(in: blobs.root + "/pdfs") {
             let sha = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
             var users = Set<String>()
             var current = false
@@ -50,7 +50,7 @@ extension Library {
                     file: path, sha256: sha, bytes: fileSize(path) ?? 0, books: users.sorted(), current: current,
                     partial: false, lastUsed: lastUsed.map(isoDate)))
         }
-        for path in cacheFiles(in: store.temporaryFolder) where !path.hasSuffix(".json") {
+        for path in cacheFiles(in: blobs.temporaryFolder) where !path.hasSuffix(".json") {
             entries.append(
                 CacheEntry(
                     file: path, sha256: nil, bytes: fileSize(path) ?? 0, books: [], current: false, partial: true,
@@ -68,8 +68,8 @@ extension Library {
             report.checked += 1
             guard let sha = entry.sha256, (try? sha256(ofFile: entry.file)) != sha else { continue }
             report.corrupt.append(entry.file)
-            let aside = "\(store.root)/damaged/\(sha)-\(Int(Date().timeIntervalSince1970)).pdf"
-            try makeFolder(store.root + "/damaged")
+            let aside = "\(blobs.root)/damaged/\(sha)-\(Int(Date().timeIntervalSince1970)).pdf"
+            try makeFolder(blobs.root + "/damaged")
             guard rename(entry.file, aside) == 0 else { continue }
             if let book = books.first(where: { $0.sha256 == sha }), (try? await ensureCached(book)) != nil {
                 report.restored.append("\(book.id ?? 0) \(book.title)")
@@ -127,7 +127,7 @@ extension Library {
                     guard source.bookId == book.id else { return false }
                     let url = source.url.lowercased()
                     if url.hasPrefix("http://") || url.hasPrefix("https://") { return true }
-                    guard let path = URL(string: source.url)?.path, !path.hasPrefix(store.root) else { return false }
+                    guard let path = URL(string: source.url)?.path, !path.hasPrefix(blobs.root) else { return false }
                     return localSHA(path) == sha
                 }
             }

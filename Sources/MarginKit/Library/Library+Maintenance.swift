@@ -60,17 +60,17 @@ extension Library {
         var corrupt = [String]()
         let books = try await allBooks()
         for book in books {
-            let path = store.path(for: book.sha256)
-            if !store.contains(book.sha256) {
+            let path = blobs.path(for: book.sha256)
+            if !blobs.contains(book.sha256) {
                 missing.append(book)
             } else if (try? sha256(ofFile: path)) != book.sha256 {
                 corrupt.append("\(book.id ?? 0) \(book.title): \(path)")
             }
         }
         let unindexed = try await unindexedBooks()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: store.temporaryFolder)) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: blobs.temporaryFolder)) ?? []
         let stale = names.filter { name in temporaryFileOwner(name).map { !processIsAlive($0) } ?? false }
-            .map { store.temporaryFolder + "/" + $0 }
+            .map { blobs.temporaryFolder + "/" + $0 }
         let unused = try await cacheList().filter { !$0.partial && $0.books.isEmpty }.map(\.file)
         let counts = try database.writeCounts()
         var writeLog = "ok"

@@ -37,7 +37,7 @@ extension Library {
         progress: (any DownloadProgress)? = nil
     ) async -> [RefreshOutcome] {
         let targets = books.isEmpty ? ((try? await allBooks()) ?? []) : books
-        var fetcher = Fetcher(store: store, maxSize: maxSize, downloader: downloader)
+        var fetcher = Fetcher(store: blobs, maxSize: maxSize, downloader: downloader)
         fetcher.progress = progress
         fetcher.timeout = timeout
         var outcomes = [RefreshOutcome]()
@@ -65,7 +65,7 @@ extension Library {
         var failures = [String]()
         for var source in sources {
             let validators =
-                store.contains(book.sha256) ? Validators(etag: source.etag, lastModified: source.lastModified) : nil
+                blobs.contains(book.sha256) ? Validators(etag: source.etag, lastModified: source.lastModified) : nil
             let result: DownloadResult
             do {
                 result = try await fetcher.download(
@@ -90,7 +90,7 @@ extension Library {
                 source.lastModified = staged.lastModified
                 source.checkedAt = now
                 if staged.sha256 == book.sha256 {
-                    _ = try store.place(staged.path, sha256: staged.sha256)
+                    _ = try blobs.place(staged.path, sha256: staged.sha256)
                     try await repository.write { [source] store in try store.update(source) }
                     return RefreshOutcome(
                         book: id, title: book.title, status: .unchanged, source: redactedURL(source.url),
@@ -114,11 +114,11 @@ extension Library {
         let extracted = try extractText(path: staged.path, password: try password(of: book), pageCount: facts.pages)
         // Placing the file and recording it is one step an interrupt can't split.
         let counts = try await Interruption.critical { () async throws -> AnchorCounts? in
-            let placedNew = try store.place(staged.path, sha256: staged.sha256)
+            let placedNew = try blobs.place(staged.path, sha256: staged.sha256)
             do {
                 let change =
                     await keepOld
-                    ? nil : try prepareSwitch(book, to: store.path(for: staged.sha256), extracted: extracted)
+                    ? nil : try prepareSwitch(book, to: blobs.path(for: staged.sha256), extracted: extracted)
                 try await repository.write { store in
                     var version = Version(
                         bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
@@ -128,7 +128,7 @@ extension Library {
                 }
                 return change?.counts
             } catch {
-                if placedNew { store.remove(staged.sha256) }
+                if placedNew { blobs.remove(staged.sha256) }
                 throw error
             }
         }
@@ -161,11 +161,11 @@ extension Library {
             throw MarginError.invalidArgument(
                 "version \(version.sha256.prefix(12)) is already the one '\(book.title)' serves")
         }
-        guard store.contains(version.sha256) else {
+        guard blobs.contains(version.sha256) else {
             throw MarginError.notCached(
                 title: book.title, reason: "version \(version.sha256.prefix(12)) is no longer in the cache")
         }
-        let path = store.path(for: version.sha256)
+        let path = blobs.path(for: version.sha256)
         let extracted = try extractText(path: path, password: try password(of: book), pageCount: version.pages)
         let change = try await prepareSwitch(book, to: path, extracted: extracted)
         try await Interruption.critical {

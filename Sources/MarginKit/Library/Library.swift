@@ -6,7 +6,8 @@ import MarginCore
 public final class Library: Sendable {
     public let paths: LibraryPaths
     public let database: any LibraryStore
-    public let store: ContentStore
+    /// The cached PDFs.
+    public let blobs: any BlobStore
     /// Settings from outside the command line, read once by the executable.
     public let configuration: Configuration
     /// The only way the use cases reach the network.
@@ -25,11 +26,11 @@ public final class Library: Sendable {
         self.paths = paths
         self.configuration = configuration
         self.downloader = downloader
-        self.store = ContentStore(root: paths.cache)
-        try store.prepare()
+        self.blobs = ContentStore(root: paths.cache)
+        try blobs.prepare()
         self.database = try openStore(paths.database)
         // What processes that were killed or failed left behind is cleaned by the next one.
-        store.removeStaleTemporaries()
+        blobs.removeStaleTemporaries()
     }
 
     /// Whether the library can't be written (a read-only mount, or no permission).
@@ -48,8 +49,8 @@ public final class Library: Sendable {
         self.paths = LibraryPaths(database: database.path ?? ":memory:", cache: cache, keyFile: keyFile)
         self.configuration = configuration
         self.downloader = downloader
-        self.store = ContentStore(root: cache)
-        try store.prepare()
+        self.blobs = ContentStore(root: cache)
+        try blobs.prepare()
         self.database = database
     }
 
@@ -109,10 +110,10 @@ public final class Library: Sendable {
             Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
         let tags = try reader.fetch(
             Query<Tag>().filter(Tag.Fields.bookId == id).sorted(by: Tag.Fields.name.ascending))
-        let cached = store.contains(book.sha256)
+        let cached = blobs.contains(book.sha256)
         return BookInfo(
             book: book, sources: sources.map { redactedURL($0.url) }, tags: tags.map(\.name), cached: cached,
-            file: cached ? store.path(for: book.sha256) : nil)
+            file: cached ? blobs.path(for: book.sha256) : nil)
     }
 
     /// Records that the user opened the book now (for `recent`).

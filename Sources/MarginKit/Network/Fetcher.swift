@@ -7,7 +7,7 @@ import NIOHTTP1
 /// Copies local files, and downloads URLs through the `Downloader` port, into the cache's `tmp/`,
 /// streaming and hashing. On any failure the temporary file is removed.
 struct Fetcher: Sendable {
-    let store: ContentStore
+    let store: any BlobStore
     let maxSize: Int64
     let downloader: any Downloader
     /// Told about each download's progress (a progress bar), if anyone listens.

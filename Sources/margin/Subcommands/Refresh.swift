@@ -73,7 +73,7 @@ extension Margin {
                         versions.map {
                             VersionView(
                                 version: $0, current: $0.sha256 == selected.sha256,
-                                cached: library.store.contains($0.sha256))
+                                cached: library.blobs.contains($0.sha256))
                         })
                 }
                 Console.table(
@@ -83,7 +83,7 @@ extension Margin {
                             String($0.sha256.prefix(12)), String($0.pages), formatBytes($0.bytes),
                             shortDate($0.addedAt), Console.cell($0.source.map(redactedURL), width: 40),
                             ($0.sha256 == selected.sha256 ? "current" : "")
-                                + (library.store.contains($0.sha256) ? "" : " (not cached)"),
+                                + (library.blobs.contains($0.sha256) ? "" : " (not cached)"),
                         ]
                     })
             }

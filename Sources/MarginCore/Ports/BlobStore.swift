@@ -1,0 +1,30 @@
+import Foundation
+
+/// The content-addressed store of PDFs: a file per SHA-256, reached only by an atomic move of a
+/// complete, checked temporary file. The use cases keep files only through this port (the
+/// folder implementation is `ContentStore` in MarginKit).
+public protocol BlobStore: Sendable {
+    /// The folder the store lives in (the cache).
+    var root: String { get }
+    /// Where files being written wait (downloads, copies).
+    var temporaryFolder: String { get }
+    /// The path the file with this SHA-256 has (whether or not it is there).
+    func path(for sha256: String) -> String
+    /// Whether the store holds the file with this SHA-256.
+    func contains(_ sha256: String) -> Bool
+    /// Creates the store's folders.
+    func prepare() throws
+    /// A new, empty temporary file.
+    func makeTemporaryFile(suffix: String) throws -> String
+    /// Removes what processes that are gone left among the temporaries; returns the paths.
+    @discardableResult func removeStaleTemporaries() -> [String]
+    /// Moves a staged file to its address; true when the store did not have it before.
+    func place(_ staged: String, sha256: String) throws -> Bool
+    /// Removes the file with this SHA-256, if any.
+    func remove(_ sha256: String)
+}
+
+extension BlobStore {
+    /// A new, empty temporary file for a partial download or copy.
+    public func makeTemporaryFile() throws -> String { try makeTemporaryFile(suffix: ".part") }
+}

@@ -110,3 +110,85 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 }
+
+/// Books, the cache and the library's own checks, in process.
+@Suite struct BookUseCaseTests {
+    @Test func editListAndRemove() async throws {
+        let test = try TestLibrary()
+        let library = test.library
+        let books = try await test.add("sample.pdf", "second.pdf")
+        let sample = try #require(books.first?.book)
+        var changes = BookChanges()
+        changes.title = "Renamed"
+        changes.folder = "papers/ml/"
+        changes.addTags = ["to-read"]
+        let edited = try await library.edit(sample, changes)
+        #expect(edited.book.title == "Renamed" && edited.book.folder == "papers/ml" && edited.tags == ["to-read"])
+        #expect(try await library.list(BookFilter(folder: "papers")).map(\.book.title) == ["Renamed"])
+        #expect(try await library.list(BookFilter(tag: "TO-READ")).count == 1, "tags match case-insensitively")
+        // A book with annotations goes only when confirmed; then its files go too.
+        _ = try await library.addMemo(edited.book, page: 1, text: "keep me?")
+        await #expect(throws: MarginError.self) { try await library.remove([edited.book], confirmed: false) }
+        #expect(try await library.allBooks().count == 2, "nothing was removed")
+        let file = try library.cachedFile(edited.book)
+        let report = try await library.remove([edited.book], confirmed: true)
+        #expect(report.removed.map(\.memos) == [1])
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(try await library.allBooks().map(\.title) == ["Field Notes"])
+    }
+
+    /// A book added from a path is fetched again from that path: no network.
+    @Test func theCacheRefetchesLocalSourcesAndVerifies() async throws {
+        let test = try TestLibrary()
+        let library = test.library
+        let book = try #require(try await test.add("mixed.pdf").first?.book)
+        let file = try library.cachedFile(book)
+        let cleared = try await library.cacheClear(all: true)
+        #expect(cleared.removed.count == 1 && !FileManager.default.fileExists(atPath: file))
+        #expect(try await library.ensureCached(book) == file)
+        #expect(FileManager.default.fileExists(atPath: file))
+        // A damaged copy is noticed and replaced from the source.
+        try Data("not the PDF".utf8).write(to: URL(fileURLWithPath: file))
+        let verified = try await library.cacheVerify()
+        #expect(verified.corrupt.count == 1 && verified.restored.count == 1, "\(verified)")
+        #expect(
+            FileManager.default.contents(atPath: file)
+                == FileManager.default.contents(atPath: Fixtures.pdf("mixed.pdf")))
+    }
+
+    @Test func statusAndCheckSeeAHealthyLibrary() async throws {
+        let test = try TestLibrary()
+        try await test.add("sample.pdf", "second.pdf")
+        let status = try await test.library.status()
+        #expect(status.schema.pending.isEmpty && status.schema.version == status.schema.latest)
+        let check = try await test.library.check()
+        #expect(check.integrity == ["ok"] && check.missingFiles.isEmpty && check.unindexedBooks.isEmpty, "\(check)")
+    }
+
+    @Test func versionsTextAndReindex() async throws {
+        let test = try TestLibrary()
+        let library = test.library
+        let book = try #require(try await test.add("sample.pdf").first?.book)
+        #expect(try await library.versions(of: book).map(\.sha256) == [book.sha256])
+        let text = try await library.text(of: book, pages: [2, 1])
+        #expect(text.map(\.page) == [2, 1] && text[0].text.contains("inverted index"))
+        await #expect(throws: MarginError.self) { try await library.text(of: book, pages: [4]) }
+        let reindexed = try await library.reindex([book])
+        #expect(reindexed.first?.indexedAt != nil)
+        #expect(try await library.search("inverted", options: SearchOptions()).hits.map(\.page) == [2])
+    }
+
+    @Test func anEncryptedBookOpensWithItsStoredPassword() async throws {
+        let test = try TestLibrary()
+        var options = AddOptions()
+        options.password = "secret"
+        let book = try #require(try await test.add("encrypted.pdf", options: options).first?.book)
+        #expect(
+            try await test.library.search("herons", options: SearchOptions()).hits.map(\.page) == [1],
+            "its text was read with the password")
+        let output = test.folder.path + "/page.png"
+        _ = try await test.library.render(book, RenderRequest(page: 1), to: output, force: false)
+        #expect(FileManager.default.contents(atPath: output)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
+        await #expect(throws: MarginError.self) { try await test.library.setPassword(book, "wrong") }
+    }
+}

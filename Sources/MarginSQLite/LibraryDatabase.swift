@@ -61,16 +61,26 @@ public final class LibraryDatabase: LibraryStore {
         if existed {
             // Look before touching: a read-only connection decides whether the file is ours to migrate.
             do {
-                var readOnly = Self.makeConfiguration()
-                readOnly.readonly = true
-                let queue = try DatabaseQueue(path: path, configuration: readOnly)
-                let (superseded, count, done) = try queue.read { db in
-                    (
-                        try migrator.hasBeenSuperseded(db), try migrator.appliedIdentifiers(db).count,
-                        try migrator.hasCompletedMigrations(db)
-                    )
+                func look(readOnly: Bool) throws -> (Bool, Int, Bool) {
+                    var configuration = Self.makeConfiguration()
+                    configuration.readonly = readOnly
+                    let queue = try DatabaseQueue(path: path, configuration: configuration)
+                    defer { try? queue.close() }
+                    return try queue.read { db in
+                        (
+                            try migrator.hasBeenSuperseded(db), try migrator.appliedIdentifiers(db).count,
+                            try migrator.hasCompletedMigrations(db)
+                        )
+                    }
                 }
-                try queue.close()
+                let (superseded, count, done): (Bool, Int, Bool)
+                do {
+                    (superseded, count, done) = try look(readOnly: true)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+                    // A process died mid-write and left its WAL to recover, which a read-only
+                    // connection can't do; this process holds the open lock, so it may.
+                    (superseded, count, done) = try look(readOnly: false)
+                }
                 if superseded { throw StoreError.newerSchema(path: path) }
                 applied = count
                 complete = done

@@ -1,8 +1,9 @@
 import Foundation
 
-/// A library's database as the use cases see it: a `Repository` of models with transactions,
-/// plus what `margin db` reports. SQLite implements it (`MarginSQLite`); any backend can.
-public protocol LibraryStore: Sendable {
+/// A library's database as the use cases see it: the library's writes as named transactions
+/// (`LibraryTransactions`), a `Repository` of typed models for reads and those transactions,
+/// and what `margin db` reports. SQLite implements it (`MarginSQLite`); any backend can.
+public protocol LibraryStore: LibraryTransactions {
     /// The repository every use case goes through.
     var repository: any Repository { get }
     /// Where the store lives, for messages; nil in memory.

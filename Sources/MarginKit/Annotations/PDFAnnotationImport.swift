@@ -55,12 +55,10 @@ extension Library {
             }
         }
         // Annotations imported before (the same UUID) are left as they are.
-        let report = try await repository.write { [highlights, memos] store in
-            var report = ImportReport()
-            report.highlights = try insertNew(highlights, store)
-            report.memos = try insertNew(memos, store)
-            return report
-        }
+        let added = try await database.addNewAnnotations(highlights: highlights, memos: memos)
+        var report = ImportReport()
+        report.highlights = ImportReport.Counts(added: added.highlights, unchanged: highlights.count - added.highlights)
+        report.memos = ImportReport.Counts(added: added.memos, unchanged: memos.count - added.memos)
         try await touch(book)
         return report
     }
@@ -110,19 +108,4 @@ func parsePDFDate(_ text: String) -> Date? {
 /// CRLF and CR line ends as LF.
 func normalizedLineEnds(_ text: String) -> String {
     text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
-}
-
-/// Inserts the models whose UUID the store doesn't hold yet; counts added and unchanged.
-private func insertNew<M: Model>(_ models: [M], _ store: any StoreWriter) throws -> ImportReport.Counts {
-    var counts = ImportReport.Counts()
-    for model in models {
-        if try store.first(Query<M>().filter(Field<M, UUID>("uuid") == model.uuid)) != nil {
-            counts.unchanged += 1
-        } else {
-            var copy = model
-            try store.insert(&copy)
-            counts.added += 1
-        }
-    }
-    return counts
 }

@@ -216,7 +216,7 @@ extension Library {
             var source = Source(bookId: book.id ?? 0, url: url)
             try store.insert(&source)
         }
-        try addTags(entry.tags, to: book.id ?? 0, store, now: Date())
+        try store.addTags(normalizedTags(entry.tags), toBook: book.id ?? 0, now: Date())
         counts.added += 1
         return book
     }

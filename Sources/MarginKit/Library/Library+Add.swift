@@ -130,7 +130,7 @@ extension Library {
             switch try await fetcher.download(url: url, revalidate: usable ? validators : nil) {
             case .notModified:
                 guard let (book, _) = known else { throw MarginError.io("\(url): unexpected 304") }
-                try await addTags(options.tags, book)
+                try await database.addTags(normalizedTags(options.tags), toBook: book.id ?? 0, now: Date())
                 return (try await info(book), true)
             case .staged(let file):
                 staged = file
@@ -168,59 +168,21 @@ extension Library {
     ) async throws -> (BookInfo, Bool) {
         let placedNew = try blobs.place(staged.path, sha256: staged.sha256)
         do {
-            return try await repository.write { store in
-                let now = Date()
-                if var existing = try store.first(Query<Book>().filter(Book.Fields.sha256 == staged.sha256)) {
-                    let id = existing.id ?? 0
-                    var source = Source(
-                        bookId: id, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
-                    try store.upsert(&source)
-                    try self.addTags(options.tags, to: id, store, now: now)
-                    if (existing.password ?? "").isEmpty, let password, !password.isEmpty {
-                        existing.password = password
-                        try store.update(existing)
-                    }
-                    if existing.indexedAt == nil, let extracted {
-                        try self.storeText(extracted, for: &existing, store, now: now)
-                    }
-                    return (try self.info(existing, store), true)
-                }
-                var book = Book(
-                    sha256: staged.sha256,
-                    title: nonEmpty(options.title) ?? facts.title ?? kind.fallbackTitle,
-                    author: nonEmpty(options.author) ?? facts.author,
-                    pages: facts.pages, bytes: staged.bytes, folder: normalizedFolder(options.folder),
-                    password: password, now: now)
-                try store.insert(&book)
-                var version = Version(
-                    bookId: book.id ?? 0, sha256: book.sha256, bytes: book.bytes, pages: book.pages,
-                    source: kind.sourceURL, now: now)
-                try store.insert(&version)
-                if let extracted { try self.storeText(extracted, for: &book, store, now: now) }
-                var source = Source(
-                    bookId: book.id ?? 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified,
-                    now: now)
-                try store.insert(&source)
-                try self.addTags(options.tags, to: book.id ?? 0, store, now: now)
-                return (try self.info(book, store), false)
-            }
+            let now = Date()
+            let book = Book(
+                sha256: staged.sha256,
+                title: nonEmpty(options.title) ?? facts.title ?? kind.fallbackTitle,
+                author: nonEmpty(options.author) ?? facts.author,
+                pages: facts.pages, bytes: staged.bytes, folder: normalizedFolder(options.folder),
+                password: password, now: now)
+            let source = Source(
+                bookId: 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
+            let added = try await database.addBook(
+                book, source: source, tags: normalizedTags(options.tags), text: extracted, now: now)
+            return (try await info(added.book), added.existed)
         } catch {
             if placedNew { blobs.remove(staged.sha256) }
             throw error
-        }
-    }
-
-    private func addTags(_ names: [String], _ book: Book) async throws {
-        guard !names.isEmpty else { return }
-        try await repository.write { store in try self.addTags(names, to: book.id ?? 0, store, now: Date()) }
-    }
-
-    func addTags(_ names: [String], to bookId: Int64, _ store: any StoreWriter, now: Date) throws {
-        for trimmed in normalizedTags(names) {
-            var tag = Tag(bookId: bookId, name: trimmed, now: now)
-            let existing = try store.first(
-                Query<Tag>().filter(Tag.Fields.bookId == bookId && Tag.Fields.name == trimmed))
-            if existing == nil { try store.insert(&tag) }
         }
     }
 }

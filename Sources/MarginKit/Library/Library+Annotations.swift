@@ -24,11 +24,8 @@ extension Library {
 
     public func addBookmark(_ book: Book, page: Int, label: String?) async throws -> Bookmark {
         try checkPage(page, of: book)
-        let bookmark = try await repository.write { store in
-            var bookmark = Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label))
-            try store.insert(&bookmark)
-            return bookmark
-        }
+        let bookmark = try await database.addBookmark(
+            Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label)))
         try await touch(book)
         return bookmark
     }
@@ -44,7 +41,7 @@ extension Library {
     }
 
     public func removeBookmark(id: Int64) async throws -> Bookmark {
-        try await removeAnnotation(Bookmark.self, id: id, kind: "bookmark")
+        try await database.removeAnnotation(Bookmark.self, id: id)
     }
 
     // MARK: Memos
@@ -53,11 +50,7 @@ extension Library {
         if let page { try checkPage(page, of: book) }
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
-        let memo = try await repository.write { store in
-            var memo = Memo(bookId: book.id ?? 0, page: page, text: text)
-            try store.insert(&memo)
-            return memo
-        }
+        let memo = try await database.addMemo(Memo(bookId: book.id ?? 0, page: page, text: text))
         try await touch(book)
         return memo
     }
@@ -74,19 +67,11 @@ extension Library {
     public func editMemo(id: Int64, text: String) async throws -> Memo {
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
-        return try await repository.write { store in
-            guard var memo = try store.find(Memo.self, id: id) else {
-                throw MarginError.annotationNotFound(kind: "memo", id: id)
-            }
-            memo.text = text
-            memo.updatedAt = Date()
-            try store.update(memo)
-            return memo
-        }
+        return try await database.updateMemo(id: id, now: Date()) { memo in memo.text = text }
     }
 
     public func removeMemo(id: Int64) async throws -> Memo {
-        try await removeAnnotation(Memo.self, id: id, kind: "memo")
+        try await database.removeAnnotation(Memo.self, id: id)
     }
 
     // MARK: Highlights
@@ -104,20 +89,14 @@ extension Library {
     public func editHighlight(id: Int64, note: String?, color: String?) async throws -> Highlight {
         if let note { try checkNoteSize(note, what: "a note") }
         let color = try color.map(HighlightColor.parse)
-        return try await repository.write { store in
-            guard var highlight = try store.find(Highlight.self, id: id) else {
-                throw MarginError.annotationNotFound(kind: "highlight", id: id)
-            }
+        return try await database.updateHighlight(id: id, now: Date()) { highlight in
             if let note { highlight.note = note.isEmpty ? nil : note }
             if let color { highlight.color = color }
-            highlight.updatedAt = Date()
-            try store.update(highlight)
-            return highlight
         }
     }
 
     public func removeHighlight(id: Int64) async throws -> Highlight {
-        try await removeAnnotation(Highlight.self, id: id, kind: "highlight")
+        try await database.removeAnnotation(Highlight.self, id: id)
     }
 
     /// Finds the text with poppler and saves a highlight per selected match (one transaction).
@@ -202,13 +181,7 @@ extension Library {
         if highlights.isEmpty, let first = duplicates.first {
             throw MarginError.alreadyHighlighted(text: needle, page: first.page, id: first.id ?? 0)
         }
-        let saved = try await repository.write { [highlights] store in
-            try highlights.map { highlight -> Highlight in
-                var copy = highlight
-                try store.insert(&copy)
-                return copy
-            }
-        }
+        let saved = try await database.addHighlights(highlights)
         try await touch(current)
         return saved
     }
@@ -305,15 +278,6 @@ extension Library {
         }
     }
 
-    private func removeAnnotation<M: Model>(_ type: M.Type, id: Int64, kind: String) async throws -> M {
-        try await repository.write { store in
-            guard let model = try store.find(M.self, id: id) else {
-                throw MarginError.annotationNotFound(kind: kind, id: id)
-            }
-            try store.delete(model)
-            return model
-        }
-    }
 }
 
 /// About 32 characters of page text before and after the `occurrence`-th match of `folded`.

@@ -92,53 +92,28 @@ extension Library {
             throw MarginError.invalidArgument("a title cannot be empty")
         }
         if let memo = changes.memo { try checkNoteSize(memo, what: "a memo") }
-        return try await repository.write { store in
-            guard var current = try store.find(Book.self, id: book.id ?? -1) else {
-                throw MarginError.bookNotFound(book.title)
-            }
+        let updated = try await database.updateBook(
+            id: book.id ?? -1, addTags: normalizedTags(changes.addTags), removeTags: normalizedTags(changes.removeTags),
+            now: now
+        ) { current in
             if let title = changes.title { current.title = title.trimmingCharacters(in: .whitespacesAndNewlines) }
             if let author = changes.author { current.author = nonEmpty(author) }
             if let folder = changes.folder { current.folder = normalizedFolder(folder) }
             if let memo = changes.memo { current.memo = memo.isEmpty ? nil : memo }
-            current.updatedAt = now
-            try store.update(current)
-            let id = current.id ?? 0
-            try self.addTags(changes.addTags, to: id, store, now: now)
-            for name in normalizedTags(changes.removeTags) {
-                try store.delete(Query<Tag>().filter(Tag.Fields.bookId == id && Tag.Fields.name == name))
-            }
-            return try self.info(current, store)
         }
+        return try await info(updated)
     }
 
     /// Removes books (with their sources, tags and annotations) and their cached files. A book
     /// with annotations goes only when `confirmed`; otherwise nothing is removed.
     public func remove(_ books: [Book], confirmed: Bool) async throws -> RemovalReport {
-        let (removed, files) = try await repository.write { store in
-            var files = Set<String>()
-            let found = try books.compactMap { book -> (Book, BookInfo)? in
-                guard let current = try store.find(Book.self, id: book.id ?? -1) else { return nil }
-                return (current, try self.info(current, store))
-            }
-            var report = [RemovalReport.Removed]()
-            for (book, view) in found {
-                let id = book.id ?? -1
-                let counts = RemovalReport.Removed(
-                    book: view, bookmarks: try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)),
-                    highlights: try store.count(Query<Highlight>().filter(Highlight.Fields.bookId == id)),
-                    memos: try store.count(Query<Memo>().filter(Memo.Fields.bookId == id)))
-                if !confirmed, counts.bookmarks + counts.highlights + counts.memos > 0 {
-                    throw MarginError.removalNeedsConfirmation(
-                        title: book.title, highlights: counts.highlights, memos: counts.memos,
-                        bookmarks: counts.bookmarks)
-                }
-                report.append(counts)
-                let versions = try store.fetch(Query<Version>().filter(Version.Fields.bookId == id)).map(\.sha256)
-                try store.delete(book)
-                files.formUnion(versions + [book.sha256])
-            }
-            return (report, files)
+        let gone = try await database.removeBooks(ids: books.compactMap(\.id), confirmed: confirmed)
+        let removed = gone.map { entry in
+            RemovalReport.Removed(
+                book: info(entry.book, sources: entry.sources, tags: entry.tags), bookmarks: entry.bookmarks,
+                highlights: entry.highlights, memos: entry.memos)
         }
+        let files = gone.reduce(into: Set<String>()) { $0.formUnion($1.files) }
         // Files go only after the database no longer points at them, and only those no other
         // book still uses (as its current file or an old version).
         try await removeUnreferencedFiles(files)

@@ -80,7 +80,7 @@ extension Library {
                 source.etag = fresh.etag ?? source.etag
                 source.lastModified = fresh.lastModified ?? source.lastModified
                 source.checkedAt = now
-                try await repository.write { [source] store in try store.update(source) }
+                try await database.recordCheck(of: source)
                 return RefreshOutcome(
                     book: id, title: book.title, status: .notModified, source: redactedURL(source.url),
                     sha256: book.sha256)
@@ -91,7 +91,7 @@ extension Library {
                 source.checkedAt = now
                 if staged.sha256 == book.sha256 {
                     _ = try blobs.place(staged.path, sha256: staged.sha256)
-                    try await repository.write { [source] store in try store.update(source) }
+                    try await database.recordCheck(of: source)
                     return RefreshOutcome(
                         book: id, title: book.title, status: .unchanged, source: redactedURL(source.url),
                         sha256: book.sha256)
@@ -117,15 +117,11 @@ extension Library {
             let placedNew = try blobs.place(staged.path, sha256: staged.sha256)
             do {
                 let change =
-                    await keepOld
-                    ? nil : try prepareSwitch(book, to: blobs.path(for: staged.sha256), extracted: extracted)
-                try await repository.write { store in
-                    var version = Version(
-                        bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
-                    try store.upsert(&version)
-                    try store.update(source)
-                    if let change { try self.applySwitch(change, bookId: id, to: version, extracted: extracted, store) }
-                }
+                    keepOld
+                    ? nil : try await prepareSwitch(book, to: blobs.path(for: staged.sha256), extracted: extracted)
+                let version = Version(
+                    bookId: id, sha256: staged.sha256, bytes: staged.bytes, pages: facts.pages, source: source.url)
+                try await database.addVersion(version, checked: source, serving: change?.change)
                 return change?.counts
             } catch {
                 if placedNew { blobs.remove(staged.sha256) }
@@ -169,9 +165,7 @@ extension Library {
         let extracted = try extractText(path: path, password: try password(of: book), pageCount: version.pages)
         let change = try await prepareSwitch(book, to: path, extracted: extracted)
         try await Interruption.critical {
-            try await repository.write { store in
-                try self.applySwitch(change, bookId: book.id ?? 0, to: version, extracted: extracted, store)
-            }
+            try await database.addVersion(version, checked: nil, serving: change.change)
         }
         return RefreshOutcome(
             book: book.id ?? 0, title: book.title, status: .updated, source: version.source.map(redactedURL),
@@ -179,46 +173,19 @@ extension Library {
             highlights: change.counts)
     }
 
-    /// Highlights re-anchored on a version's text, and where each old page went.
+    /// What serving a version changes, and how its highlights fared.
     struct VersionSwitch {
-        var highlights: [Highlight]
+        var change: VersionChange
         var counts: AnchorCounts
-        var pages: [Int: Int]
     }
 
     func prepareSwitch(_ book: Book, to path: String, extracted: ExtractedText) async throws -> VersionSwitch {
         let document = try Document(path: path, password: try password(of: book))
         let anchored = reanchor(try await highlights(of: book), pages: extracted.pages, document: document)
         let mapping = pageMapping(old: try await pageTexts(of: book), new: extracted.pages)
-        return VersionSwitch(highlights: anchored.updated, counts: anchored.counts, pages: mapping)
-    }
-
-    /// Makes `version` the one the book serves, in the caller's transaction.
-    func applySwitch(
-        _ change: VersionSwitch, bookId id: Int64, to version: Version, extracted: ExtractedText,
-        _ store: any StoreWriter
-    ) throws {
-        guard var current = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
-        current.sha256 = version.sha256
-        current.bytes = version.bytes
-        current.pages = version.pages
-        current.updatedAt = Date()
-        try storeText(extracted, for: &current, store, now: Date())
-        for highlight in change.highlights { try store.update(highlight) }
-        // Bookmarks and memos follow their page's text; a page that can't be found keeps its
-        // number (within the new page count).
-        func moved(_ page: Int) -> Int { min(max(1, change.pages[page] ?? page), max(1, version.pages)) }
-        for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) {
-            let page = moved(bookmark.page)
-            guard page != bookmark.page else { continue }
-            bookmark.page = page
-            try store.update(bookmark)
-        }
-        for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) {
-            guard let old = memo.page, moved(old) != old else { continue }
-            memo.page = moved(old)
-            try store.update(memo)
-        }
+        return VersionSwitch(
+            change: VersionChange(text: extracted, highlights: anchored.updated, pageMap: mapping),
+            counts: anchored.counts)
     }
 
     /// A book's versions, oldest first.

@@ -9,19 +9,6 @@ public struct PageTextOutput: Sendable, Encodable {
 }
 
 extension Library {
-    /// Stores the extracted pages of a book (replacing any it had) and marks it indexed.
-    func storeText(_ extracted: ExtractedText, for book: inout Book, _ store: any StoreWriter, now: Date) throws {
-        let id = book.id ?? 0
-        try store.delete(Query<PageText>().filter(PageText.Fields.bookId == id))
-        for var page in extracted.pages {
-            page.bookId = id
-            try store.insert(&page)
-        }
-        book.textlessPages = extracted.textless
-        book.indexedAt = now
-        try store.update(book)
-    }
-
     /// Re-extracts and re-indexes the text of the given books (all when empty), several books
     /// at a time so that small books keep every core busy too. `progress` is called after each
     /// book with (done, total). Each book is replaced in one transaction.
@@ -36,11 +23,7 @@ extension Library {
     private func reindexOne(_ book: Book) async throws -> Book {
         let path = try await ensureCached(book)
         let extracted = try extractText(path: path, password: try password(of: book), pageCount: book.pages)
-        return try await repository.write { store -> Book in
-            guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
-            try self.storeText(extracted, for: &current, store, now: Date())
-            return current
-        }
+        return try await database.replaceText(ofBook: book.id ?? -1, with: extracted, now: Date()) ?? book
     }
 
     /// Books whose text is not indexed yet (added by an older margin, or interrupted).

@@ -110,9 +110,14 @@ public final class Library: Sendable {
             Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
         let tags = try reader.fetch(
             Query<Tag>().filter(Tag.Fields.bookId == id).sorted(by: Tag.Fields.name.ascending))
+        return info(book, sources: sources.map(\.url), tags: tags.map(\.name))
+    }
+
+    /// The view of a book whose sources (URLs as stored) and tags are known.
+    func info(_ book: Book, sources: [String], tags: [String]) -> BookInfo {
         let cached = blobs.contains(book.sha256)
         return BookInfo(
-            book: book, sources: sources.map { redactedURL($0.url) }, tags: tags.map(\.name), cached: cached,
+            book: book, sources: sources.map(redactedURL), tags: tags, cached: cached,
             file: cached ? blobs.path(for: book.sha256) : nil)
     }
 
@@ -121,12 +126,7 @@ public final class Library: Sendable {
     public func touch(_ book: Book, now: Date = Date()) async throws -> Book {
         // Reading a read-only library works; it just isn't remembered.
         guard !isReadOnly else { return book }
-        return try await repository.write { store in
-            guard var current = try store.find(Book.self, id: book.id ?? -1) else { return book }
-            current.openedAt = now
-            try store.update(current)
-            return current
-        }
+        return try await database.touchBook(id: book.id ?? -1, at: now) ?? book
     }
 }
 

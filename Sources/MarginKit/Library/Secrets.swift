@@ -73,14 +73,10 @@ extension Library {
             throw MarginError.wrongPassword(book.title)
         }
         let sealed = try secrets.seal(password)
-        return try await repository.write { store in
-            guard var current = try store.find(Book.self, id: book.id ?? -1) else {
-                throw MarginError.bookNotFound(book.title)
-            }
+        let updated = try await database.updateBook(id: book.id ?? -1, addTags: [], removeTags: [], now: Date()) {
+            current in
             current.password = sealed.isEmpty ? (current.password == nil ? nil : "") : sealed
-            current.updatedAt = Date()
-            try store.update(current)
-            return try self.info(current, store)
         }
+        return try await info(updated)
     }
 }

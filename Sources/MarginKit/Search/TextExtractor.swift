@@ -4,14 +4,7 @@ import Poppler
 
 /// The text of every page of a PDF, extracted on all cores: each worker opens its own poppler
 /// document (poppler objects are not thread-safe) and takes a contiguous run of pages.
-struct ExtractedText: Sendable {
-    /// Pages in order; `pages[0]` is page 1. `bookId` is 0 until the book is known.
-    var pages: [PageText]
-    /// Pages with no text at all (scans).
-    var textless: Int {
-        pages.filter { $0.text.allSatisfy(\.isWhitespace) }.count
-    }
-}
+typealias ExtractedText = PagesText
 
 extension Library {
     /// The text of every page of the PDF at `path`, within this library's configured limits.

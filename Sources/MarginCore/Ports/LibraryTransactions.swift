@@ -1,0 +1,346 @@
+import Foundation
+
+/// The library's writes, named for what they do; each is one transaction, all or nothing.
+///
+/// They are requirements of `LibraryStore` with one implementation here, over the store's
+/// `Repository`, so every backend has them; a backend may implement any of them natively (in
+/// its own SQL, say). Use cases decide *what* to write; these methods write it.
+public protocol LibraryTransactions: Sendable {
+    /// Saves a book just added, by its SHA-256: a new book with its first version, its source,
+    /// tags and page text; or, when the library has the book already, the new source (an
+    /// upsert by book and URL), the tags, a password it lacked and its text if it had none.
+    func addBook(_ book: Book, source: Source, tags: [String], text: PagesText?, now: Date) async throws -> AddedBook
+    /// Adds tags (already normalized) to a book; ones it has (whatever their case) are kept.
+    func addTags(_ names: [String], toBook id: Int64, now: Date) async throws
+    /// Changes a book (`change` edits it in memory, inside the transaction), adds and removes
+    /// tags; the book's `updatedAt` becomes `now`.
+    func updateBook(
+        id: Int64, addTags: [String], removeTags: [String], now: Date,
+        _ change: @escaping @Sendable (inout Book) -> Void
+    ) async throws -> Book
+    /// Notes that the book was opened now (for `recent`); nil when it is gone.
+    func touchBook(id: Int64, at date: Date) async throws -> Book?
+    /// Removes books with everything on them; with annotations only when `confirmed` (else
+    /// nothing is removed). Says what went and which files (current and old versions) it used.
+    func removeBooks(ids: [Int64], confirmed: Bool) async throws -> [RemovedBook]
+    /// Replaces a book's page text and marks it indexed; nil when the book is gone.
+    func replaceText(ofBook id: Int64, with text: PagesText, now: Date) async throws -> Book?
+    /// Records a source's validators and when it was checked.
+    func recordCheck(of source: Source) async throws
+    /// Stores a version of a book (an upsert by book and SHA-256) with the source that served
+    /// it; with `serving`, the book serves it from now on: its text, re-anchored highlights, and
+    /// bookmarks and memos moved with their pages.
+    func addVersion(_ version: Version, checked source: Source?, serving change: VersionChange?) async throws
+
+    /// Saves new annotations; each gets its id.
+    func addBookmark(_ bookmark: Bookmark) async throws -> Bookmark
+    func addMemo(_ memo: Memo) async throws -> Memo
+    func addHighlights(_ highlights: [Highlight]) async throws -> [Highlight]
+    /// Saves the annotations whose UUID the library doesn't hold yet; the others are left as
+    /// they are. Returns how many were added.
+    func addNewAnnotations(highlights: [Highlight], memos: [Memo]) async throws -> (highlights: Int, memos: Int)
+    /// Changes an annotation (`change` edits it in memory); its `updatedAt` becomes `now`.
+    func updateMemo(id: Int64, now: Date, _ change: @escaping @Sendable (inout Memo) -> Void) async throws -> Memo
+    func updateHighlight(
+        id: Int64, now: Date, _ change: @escaping @Sendable (inout Highlight) -> Void
+    ) async throws -> Highlight
+    /// Removes an annotation and returns it.
+    func removeAnnotation<M: Model>(_ type: M.Type, id: Int64) async throws -> M
+}
+
+/// The pages of a book's text, as extracted.
+public struct PagesText: Sendable, Equatable {
+    /// In order; `pages[0]` is page 1 (their `bookId` is set when stored).
+    public var pages: [PageText]
+
+    public init(pages: [PageText]) {
+        self.pages = pages
+    }
+
+    /// Pages with no text at all (scans).
+    public var textless: Int { pages.filter { $0.text.allSatisfy(\.isWhitespace) }.count }
+}
+
+/// What `addBook` saved.
+public struct AddedBook: Sendable {
+    public var book: Book
+    /// The library had the book already (the same SHA-256).
+    public var existed: Bool
+}
+
+/// A book `removeBooks` removed, with what went with it.
+public struct RemovedBook: Sendable {
+    public var book: Book
+    public var sources: [String]
+    public var tags: [String]
+    public var bookmarks: Int
+    public var highlights: Int
+    public var memos: Int
+    /// The SHA-256s of the files it used (its current file and every version's).
+    public var files: Set<String>
+}
+
+/// What serving another version of a book changes.
+public struct VersionChange: Sendable {
+    /// The version's text.
+    public var text: PagesText
+    /// Highlights re-anchored on it (moved, or marked orphaned).
+    public var highlights: [Highlight]
+    /// Where each old page went (pages not found keep their number).
+    public var pageMap: [Int: Int]
+
+    public init(text: PagesText, highlights: [Highlight], pageMap: [Int: Int]) {
+        self.text = text
+        self.highlights = highlights
+        self.pageMap = pageMap
+    }
+}
+
+extension LibraryTransactions where Self: LibraryStore {
+    public func addBook(_ book: Book, source: Source, tags: [String], text: PagesText?, now: Date) async throws
+        -> AddedBook
+    {
+        try await repository.write { store in
+            var source = source
+            if var existing = try store.first(Query<Book>().filter(Book.Fields.sha256 == book.sha256)) {
+                let id = existing.id ?? 0
+                source.bookId = id
+                try store.upsert(&source)
+                try store.addTags(tags, toBook: id, now: now)
+                if (existing.password ?? "").isEmpty, let password = book.password, !password.isEmpty {
+                    existing.password = password
+                    try store.update(existing)
+                }
+                if existing.indexedAt == nil, let text {
+                    try storeText(text, for: &existing, store, now: now)
+                }
+                return AddedBook(book: existing, existed: true)
+            }
+            var new = book
+            try store.insert(&new)
+            let id = new.id ?? 0
+            var version = Version(
+                bookId: id, sha256: new.sha256, bytes: new.bytes, pages: new.pages, source: source.url, now: now)
+            try store.insert(&version)
+            if let text { try storeText(text, for: &new, store, now: now) }
+            source.bookId = id
+            try store.insert(&source)
+            try store.addTags(tags, toBook: id, now: now)
+            return AddedBook(book: new, existed: false)
+        }
+    }
+
+    public func addTags(_ names: [String], toBook id: Int64, now: Date) async throws {
+        guard !names.isEmpty else { return }
+        try await repository.write { store in try store.addTags(names, toBook: id, now: now) }
+    }
+
+    public func updateBook(
+        id: Int64, addTags: [String], removeTags: [String], now: Date,
+        _ change: @escaping @Sendable (inout Book) -> Void
+    ) async throws -> Book {
+        try await repository.write { store in
+            guard var book = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
+            change(&book)
+            book.updatedAt = now
+            try store.update(book)
+            try store.addTags(addTags, toBook: id, now: now)
+            for name in removeTags {
+                try store.delete(Query<Tag>().filter(Tag.Fields.bookId == id && Tag.Fields.name == name))
+            }
+            return book
+        }
+    }
+
+    public func touchBook(id: Int64, at date: Date) async throws -> Book? {
+        try await repository.write { store in
+            guard var book = try store.find(Book.self, id: id) else { return nil }
+            book.openedAt = date
+            try store.update(book)
+            return book
+        }
+    }
+
+    public func removeBooks(ids: [Int64], confirmed: Bool) async throws -> [RemovedBook] {
+        try await repository.write { store in
+            var removed = [RemovedBook]()
+            for id in ids {
+                guard let book = try store.find(Book.self, id: id) else { continue }
+                let entry = RemovedBook(
+                    book: book,
+                    sources: try store.fetch(
+                        Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending)
+                    ).map(\.url),
+                    tags: try store.fetch(
+                        Query<Tag>().filter(Tag.Fields.bookId == id).sorted(by: Tag.Fields.name.ascending)
+                    ).map(\.name),
+                    bookmarks: try store.count(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)),
+                    highlights: try store.count(Query<Highlight>().filter(Highlight.Fields.bookId == id)),
+                    memos: try store.count(Query<Memo>().filter(Memo.Fields.bookId == id)),
+                    files: Set(
+                        try store.fetch(Query<Version>().filter(Version.Fields.bookId == id)).map(\.sha256)
+                            + [book.sha256]))
+                if !confirmed, entry.bookmarks + entry.highlights + entry.memos > 0 {
+                    throw MarginError.removalNeedsConfirmation(
+                        title: book.title, highlights: entry.highlights, memos: entry.memos, bookmarks: entry.bookmarks)
+                }
+                try store.delete(book)
+                removed.append(entry)
+            }
+            return removed
+        }
+    }
+
+    public func replaceText(ofBook id: Int64, with text: PagesText, now: Date) async throws -> Book? {
+        try await repository.write { store in
+            guard var book = try store.find(Book.self, id: id) else { return nil }
+            try storeText(text, for: &book, store, now: now)
+            return book
+        }
+    }
+
+    public func recordCheck(of source: Source) async throws {
+        try await repository.write { store in try store.update(source) }
+    }
+
+    public func addVersion(_ version: Version, checked source: Source?, serving change: VersionChange?) async throws {
+        try await repository.write { store in
+            var version = version
+            try store.upsert(&version)
+            if let source { try store.update(source) }
+            guard let change else { return }
+            let id = version.bookId
+            guard var book = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
+            let now = Date()
+            book.sha256 = version.sha256
+            book.bytes = version.bytes
+            book.pages = version.pages
+            book.updatedAt = now
+            try storeText(change.text, for: &book, store, now: now)
+            for highlight in change.highlights { try store.update(highlight) }
+            // Bookmarks and memos follow their page's text; a page that can't be found keeps its
+            // number (within the new page count).
+            func moved(_ page: Int) -> Int { min(max(1, change.pageMap[page] ?? page), max(1, version.pages)) }
+            for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) {
+                let page = moved(bookmark.page)
+                guard page != bookmark.page else { continue }
+                bookmark.page = page
+                try store.update(bookmark)
+            }
+            for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) {
+                guard let old = memo.page, moved(old) != old else { continue }
+                memo.page = moved(old)
+                try store.update(memo)
+            }
+        }
+    }
+
+    public func addBookmark(_ bookmark: Bookmark) async throws -> Bookmark {
+        try await insertAll([bookmark])[0]
+    }
+
+    public func addMemo(_ memo: Memo) async throws -> Memo {
+        try await insertAll([memo])[0]
+    }
+
+    public func addHighlights(_ highlights: [Highlight]) async throws -> [Highlight] {
+        try await insertAll(highlights)
+    }
+
+    public func addNewAnnotations(highlights: [Highlight], memos: [Memo]) async throws -> (highlights: Int, memos: Int)
+    {
+        try await repository.write { store in
+            (try insertNew(highlights, store), try insertNew(memos, store))
+        }
+    }
+
+    public func updateMemo(id: Int64, now: Date, _ change: @escaping @Sendable (inout Memo) -> Void) async throws
+        -> Memo
+    {
+        try await modify(Memo.self, id: id) { memo in
+            change(&memo)
+            memo.updatedAt = now
+        }
+    }
+
+    public func updateHighlight(
+        id: Int64, now: Date, _ change: @escaping @Sendable (inout Highlight) -> Void
+    ) async throws -> Highlight {
+        try await modify(Highlight.self, id: id) { highlight in
+            change(&highlight)
+            highlight.updatedAt = now
+        }
+    }
+
+    public func removeAnnotation<M: Model>(_ type: M.Type, id: Int64) async throws -> M {
+        try await repository.write { store in
+            guard let model = try store.find(M.self, id: id) else {
+                throw MarginError.annotationNotFound(kind: M.entity, id: id)
+            }
+            try store.delete(model)
+            return model
+        }
+    }
+
+    // MARK: Parts of the transactions above
+
+    private func insertAll<M: Model>(_ models: [M]) async throws -> [M] {
+        try await repository.write { store in
+            try models.map { model in
+                var copy = model
+                try store.insert(&copy)
+                return copy
+            }
+        }
+    }
+
+    private func modify<M: Model>(
+        _ type: M.Type, id: Int64, _ change: @escaping @Sendable (inout M) -> Void
+    ) async throws -> M {
+        try await repository.write { store in
+            guard var model = try store.find(M.self, id: id) else {
+                throw MarginError.annotationNotFound(kind: M.entity, id: id)
+            }
+            change(&model)
+            try store.update(model)
+            return model
+        }
+    }
+}
+
+extension StoreWriter {
+    /// Adds the tags (already normalized) the book hasn't got, in the caller's transaction; the
+    /// store compares tag names case-insensitively.
+    public func addTags(_ names: [String], toBook bookId: Int64, now: Date) throws {
+        for name in names {
+            let existing = try first(Query<Tag>().filter(Tag.Fields.bookId == bookId && Tag.Fields.name == name))
+            guard existing == nil else { continue }
+            var tag = Tag(bookId: bookId, name: name, now: now)
+            try insert(&tag)
+        }
+    }
+}
+
+/// Replaces the book's pages with `text` and marks it indexed (the caller's transaction).
+private func storeText(_ text: PagesText, for book: inout Book, _ store: any StoreWriter, now: Date) throws {
+    let id = book.id ?? 0
+    try store.delete(Query<PageText>().filter(PageText.Fields.bookId == id))
+    for var page in text.pages {
+        page.bookId = id
+        try store.insert(&page)
+    }
+    book.textlessPages = text.textless
+    book.indexedAt = now
+    try store.update(book)
+}
+
+/// Inserts the models whose UUID the store doesn't hold; returns how many.
+private func insertNew<M: Model>(_ models: [M], _ store: any StoreWriter) throws -> Int {
+    var added = 0
+    for model in models where try store.first(Query<M>().filter(Field<M, UUID>("uuid") == model.uuid)) == nil {
+        var copy = model
+        try store.insert(&copy)
+        added += 1
+    }
+    return added
+}

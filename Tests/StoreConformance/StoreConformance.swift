@@ -19,6 +19,10 @@ public enum StoreConformance {
         ("every field round-trips", everyFieldRoundTrips),
         ("the page index finds folded terms", thePageIndexFindsFoldedTerms),
         ("the annotation index follows saves and deletes", theAnnotationIndexFollowsSavesAndDeletes),
+        ("addBook saves a book once by its SHA-256", addBookSavesABookOnce),
+        ("removeBooks removes annotated books only when confirmed", removeBooksNeedsConfirmation),
+        ("addVersion serves a version and moves what is on its pages", addVersionServesAVersion),
+        ("annotations are added, changed and removed by id", annotationTransactions),
     ]
 
     public static var names: [String] { checks.map(\.name) }
@@ -246,5 +250,103 @@ public enum StoreConformance {
         #expect(try await candidates("tatin").contains(memoKey))
         try await store.repository.write { [memo] writer in _ = try writer.delete(memo) }
         #expect(try await !candidates("tatin").contains(memoKey))
+    }
+
+    static func pages(_ texts: [String]) -> PagesText {
+        PagesText(pages: texts.enumerated().map { PageText(bookId: 0, number: $0.offset + 1, text: $0.element) })
+    }
+
+    static func addBookSavesABookOnce(_ store: any LibraryStore) async throws {
+        let now = Date()
+        let book = Book(sha256: sha("f"), title: "Once", author: nil, pages: 2, bytes: 99)
+        let first = try await store.addBook(
+            book, source: Source(bookId: 0, url: "http://a/once.pdf"), tags: ["read"], text: pages(["one", "two"]),
+            now: now)
+        #expect(!first.existed && first.book.id != nil && first.book.indexedAt != nil)
+        let second = try await store.addBook(
+            Book(sha256: sha("f"), title: "Other title", author: nil, pages: 2, bytes: 99),
+            source: Source(bookId: 0, url: "file:///once.pdf"), tags: ["READ", "new"], text: nil, now: now)
+        #expect(second.existed && second.book.id == first.book.id && second.book.title == "Once")
+        let (books, versions, sources, tags, pageCount) = try await store.repository.read { reader in
+            (
+                try reader.count(Query<Book>()), try reader.count(Query<Version>()), try reader.count(Query<Source>()),
+                try reader.fetch(Query<MarginCore.Tag>().sorted(by: MarginCore.Tag.Fields.name.ascending)).map(\.name),
+                try reader.count(Query<PageText>())
+            )
+        }
+        #expect(books == 1 && versions == 1 && sources == 2 && pageCount == 2)
+        #expect(tags == ["new", "read"], "a tag the book has, in another case, is not added again")
+        // The same source again is one row, updated.
+        _ = try await store.addBook(
+            book, source: Source(bookId: 0, url: "http://a/once.pdf", etag: "\"v2\""), tags: [], text: nil, now: now)
+        let etags = try await store.repository.read { try $0.all(Source.self).compactMap(\.etag) }
+        #expect(etags == ["\"v2\""])
+    }
+
+    static func removeBooksNeedsConfirmation(_ store: any LibraryStore) async throws {
+        let added = try await store.addBook(
+            Book(sha256: sha("9"), title: "Kept", author: nil, pages: 1, bytes: 1),
+            source: Source(bookId: 0, url: "http://a/kept.pdf"), tags: ["t"], text: pages(["x"]), now: Date())
+        let id = try #require(added.book.id)
+        _ = try await store.addMemo(Memo(bookId: id, page: 1, text: "mine"))
+        await #expect(throws: MarginError.self) { try await store.removeBooks(ids: [id], confirmed: false) }
+        #expect(try await store.repository.read { try $0.count(Query<Book>()) } == 1, "nothing was removed")
+        let removed = try await store.removeBooks(ids: [id], confirmed: true)
+        #expect(removed.map(\.memos) == [1] && removed.first?.files == [sha("9")] && removed.first?.tags == ["t"])
+        let left = try await store.repository.read { reader in
+            [try reader.count(Query<Book>()), try reader.count(Query<Memo>()), try reader.count(Query<PageText>())]
+        }
+        #expect(left == [0, 0, 0])
+    }
+
+    static func addVersionServesAVersion(_ store: any LibraryStore) async throws {
+        let added = try await store.addBook(
+            Book(sha256: sha("a"), title: "Versions", author: nil, pages: 2, bytes: 10),
+            source: Source(bookId: 0, url: "http://a/v.pdf"), tags: [], text: pages(["alpha", "beta"]), now: Date())
+        let id = try #require(added.book.id)
+        let bookmark = try await store.addBookmark(Bookmark(bookId: id, page: 2, label: nil))
+        var highlight = try #require(
+            try await store.addHighlights([
+                Highlight(
+                    bookId: id, page: 1, text: "alpha", prefix: "", suffix: "", rects: [[0, 0, 1, 1]],
+                    color: "#ffff00", note: nil)
+            ]).first)
+        highlight.page = 2
+        // The new version has a page inserted first: old page 2 is now page 3.
+        let version = Version(bookId: id, sha256: sha("b"), bytes: 12, pages: 3, source: "http://a/v.pdf")
+        try await store.addVersion(
+            version, checked: nil,
+            serving: VersionChange(
+                text: pages(["new", "alpha", "beta"]), highlights: [highlight], pageMap: [1: 2, 2: 3]))
+        let highlightId = highlight.id ?? -1
+        let (book, versions, moved, anchored) = try await store.repository.read { reader in
+            (
+                try reader.find(Book.self, id: id), try reader.count(Query<Version>()),
+                try reader.find(Bookmark.self, id: bookmark.id ?? -1), try reader.find(Highlight.self, id: highlightId)
+            )
+        }
+        #expect(book?.sha256 == sha("b") && book?.pages == 3 && versions == 2)
+        #expect(moved?.page == 3, "the bookmark follows its page")
+        #expect(anchored?.page == 2, "the re-anchored highlight is saved")
+        // Stored again without serving it: one row per version.
+        try await store.addVersion(version, checked: nil, serving: nil)
+        #expect(try await store.repository.read { try $0.count(Query<Version>()) } == 2)
+    }
+
+    static func annotationTransactions(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Annotated", sha: sha("0"))
+        let id = try #require(book.id)
+        let memo = try await store.addMemo(Memo(bookId: id, page: nil, text: "first"))
+        let later = Date().addingTimeInterval(60)
+        let changed = try await store.updateMemo(id: memo.id ?? -1, now: later) { $0.text = "second" }
+        #expect(changed.text == "second" && changed.updatedAt == later)
+        await #expect(throws: MarginError.self) { try await store.updateMemo(id: 999, now: later) { $0.text = "x" } }
+        let again = Memo(bookId: id, page: 1, text: "imported")
+        let added = try await store.addNewAnnotations(highlights: [], memos: [again, memo])
+        #expect(added.memos == 1, "a memo the library holds (same UUID) is left as it is")
+        let removed = try await store.removeAnnotation(Memo.self, id: memo.id ?? -1)
+        #expect(removed.uuid == memo.uuid)
+        await #expect(throws: MarginError.self) { try await store.removeAnnotation(Memo.self, id: memo.id ?? -1) }
+        #expect(try await store.repository.read { try $0.all(Memo.self).map(\.text) } == ["imported"])
     }
 }

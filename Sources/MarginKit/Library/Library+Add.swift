@@ -13,7 +13,19 @@ public struct AddOptions: Sendable {
     /// The longest one download may take, in seconds; nil for no limit.
     public var timeout: Double?
 
-    public init() {}
+    public init(
+        title: String? = nil, author: String? = nil, folder: String? = nil, tags: [String] = [],
+        password: String? = nil,
+        maxSize: Int64 = 1 << 30, timeout: Double? = nil
+    ) {
+        self.title = title
+        self.author = author
+        self.folder = folder
+        self.tags = tags
+        self.password = password
+        self.maxSize = maxSize
+        self.timeout = timeout
+    }
 }
 
 /// The result of adding one input: the contract's `add --json` element.

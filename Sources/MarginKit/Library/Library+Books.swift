@@ -35,7 +35,17 @@ public struct BookChanges: Sendable {
     public var addTags: [String] = []
     public var removeTags: [String] = []
 
-    public init() {}
+    public init(
+        title: String? = nil, author: String? = nil, folder: String? = nil, memo: String? = nil, addTags: [String] = [],
+        removeTags: [String] = []
+    ) {
+        self.title = title
+        self.author = author
+        self.folder = folder
+        self.memo = memo
+        self.addTags = addTags
+        self.removeTags = removeTags
+    }
 
     public var isEmpty: Bool {
         title == nil && author == nil && folder == nil && memo == nil && addTags.isEmpty && removeTags.isEmpty

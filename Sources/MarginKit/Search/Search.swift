@@ -16,7 +16,17 @@ public struct SearchOptions: Sendable {
     /// At most this many hits; 0 for all.
     public var limit = 50
 
-    public init() {}
+    public init(
+        bookId: Int64? = nil, regex: Bool = false, caseSensitive: Bool = false, wholeWord: Bool = false,
+        annotations: Bool = false, limit: Int = 50
+    ) {
+        self.bookId = bookId
+        self.regex = regex
+        self.caseSensitive = caseSensitive
+        self.wholeWord = wholeWord
+        self.annotations = annotations
+        self.limit = limit
+    }
 }
 
 /// One page that matches: the contract's search hit.

@@ -55,14 +55,9 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            var options = AddOptions()
-            options.title = title
-            options.author = author
-            options.folder = folder
-            options.tags = tags
-            options.password = try secret.read()
-            options.maxSize = limits.maxSize.bytes
-            options.timeout = limits.timeout
+            let options = AddOptions(
+                title: title, author: author, folder: folder, tags: tags, password: try secret.read(),
+                maxSize: limits.maxSize.bytes, timeout: limits.timeout)
             installInterruptHandler(global)
             let outcomes = await library.add(
                 inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global)

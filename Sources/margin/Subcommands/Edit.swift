@@ -59,13 +59,8 @@ extension Margin {
                     "nothing to change: give --title, --author, --folder, --tag, --untag, --memo or --password")
             }
             let library = try global.openLibrary()
-            var changes = BookChanges()
-            changes.title = title
-            changes.author = author
-            changes.folder = folder
-            changes.memo = memo
-            changes.addTags = tags
-            changes.removeTags = untags
+            let changes = BookChanges(
+                title: title, author: author, folder: folder, memo: memo, addTags: tags, removeTags: untags)
             let selected = try await library.resolve(book)
             var info: BookInfo?
             if let password { info = try await library.setPassword(selected, password) }

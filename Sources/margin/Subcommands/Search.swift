@@ -55,13 +55,9 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            var options = SearchOptions()
-            options.regex = regex
-            options.caseSensitive = caseSensitive
-            options.wholeWord = wholeWord
-            options.annotations = annotations
-            options.limit = limit
-            if let book { options.bookId = try await library.resolve(book).id }
+            let options = SearchOptions(
+                bookId: try await book.asyncMap { try await library.resolve($0).id } ?? nil, regex: regex,
+                caseSensitive: caseSensitive, wholeWord: wholeWord, annotations: annotations, limit: limit)
             // A search only reads: books not indexed yet are named, with what indexes them.
             let unindexed = annotations ? [] : try await library.unindexedBooks()
             let results = try await library.search(query, options: options)

@@ -19,10 +19,10 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build --product margin
 
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --product margin
 
 demo: release
 	@scripts/demo.sh

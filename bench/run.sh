@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
-swift build -c release --static-swift-stdlib
+swift build -c release --static-swift-stdlib --product margin
 exec python3 bench/bench.py "$@"

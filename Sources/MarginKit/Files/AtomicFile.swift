@@ -171,21 +171,3 @@ func removeStaleTemporaries(in folder: String) {
         try? FileManager.default.removeItem(atPath: folder + "/" + name)
     }
 }
-
-/// A file-name-safe form of a title: lowercase ASCII letters and digits joined by dashes.
-public func slug(_ title: String, maxLength: Int = 60) -> String {
-    let folded = title.folding(options: [.diacriticInsensitive, .caseInsensitive, .widthInsensitive], locale: nil)
-    var result = ""
-    var dash = false
-    for scalar in folded.unicodeScalars {
-        if scalar.isASCII, scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) {
-            if dash && !result.isEmpty { result.append("-") }
-            result.unicodeScalars.append(scalar)
-            dash = false
-        } else {
-            dash = true
-        }
-        if result.count >= maxLength { break }
-    }
-    return result.isEmpty ? "book" : result
-}

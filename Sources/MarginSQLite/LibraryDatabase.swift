@@ -213,17 +213,22 @@ public final class LibraryDatabase: LibraryStore {
     }
 
     /// An empty database in memory, migrated to the current schema, for tests.
-    public init(inMemory: Void = ()) throws {
-        let queue = try DatabaseQueue(configuration: Self.makeConfiguration())
-        try Schema.migrator.migrate(queue)
-        self.writer = queue
+    public convenience init(inMemory: Void = ()) throws {
+        try self.init(try DatabaseQueue(configuration: Self.makeConfiguration()))
+    }
+
+    /// The store over a database someone else opened (with `makeConfiguration()`), migrated
+    /// to the current schema here, as GRDB's demo `AppDatabase` does.
+    public init(_ writer: any DatabaseWriter) throws {
+        try Schema.migrator.migrate(writer)
+        self.writer = writer
         self.path = nil
         self.backupPath = nil
-        self.repository = SQLiteRepository(writer: queue, path: nil)
+        self.repository = SQLiteRepository(writer: writer, path: nil)
     }
 
     /// The one configuration used by production and tests.
-    static func makeConfiguration() -> GRDB.Configuration {
+    public static func makeConfiguration() -> GRDB.Configuration {
         var configuration = GRDB.Configuration()
         configuration.foreignKeysEnabled = true
         // Another margin process may hold the write lock: wait for it rather than fail.

@@ -31,13 +31,7 @@ extension Library {
     }
 
     public func bookmarks(of book: Book?) async throws -> [Bookmark] {
-        try await repository.read { store in
-            var query = Query<Bookmark>().sorted(
-                by: Field<Bookmark, Int64>("bookId").ascending, Bookmark.Fields.page.ascending,
-                Bookmark.Fields.id.ascending)
-            if let id = book?.id { query = query.filter(Bookmark.Fields.bookId == id) }
-            return try store.fetch(query)
-        }
+        try await annotations(Bookmark.self, of: book)
     }
 
     public func removeBookmark(id: Int64) async throws -> Bookmark {
@@ -56,12 +50,7 @@ extension Library {
     }
 
     public func memos(of book: Book?) async throws -> [Memo] {
-        try await repository.read { store in
-            var query = Query<Memo>().sorted(
-                by: Field<Memo, Int64>("bookId").ascending, Memo.Fields.page.ascending, Memo.Fields.id.ascending)
-            if let id = book?.id { query = query.filter(Memo.Fields.bookId == id) }
-            return try store.fetch(query)
-        }
+        try await annotations(Memo.self, of: book)
     }
 
     public func editMemo(id: Int64, text: String) async throws -> Memo {
@@ -77,13 +66,7 @@ extension Library {
     // MARK: Highlights
 
     public func highlights(of book: Book?) async throws -> [Highlight] {
-        try await repository.read { store in
-            var query = Query<Highlight>().sorted(
-                by: Field<Highlight, Int64>("bookId").ascending, Highlight.Fields.page.ascending,
-                Highlight.Fields.id.ascending)
-            if let id = book?.id { query = query.filter(Highlight.Fields.bookId == id) }
-            return try store.fetch(query).sorted(by: readingOrder)
-        }
+        try await annotations(Highlight.self, of: book).sorted(by: readingOrder)
     }
 
     public func editHighlight(id: Int64, note: String?, color: String?) async throws -> Highlight {
@@ -248,6 +231,17 @@ extension Library {
     }
 
     // MARK: Helpers
+
+    /// The annotations of one kind on a book (all books when nil), by book, page and id.
+    private func annotations<M: AnnotationModel>(_ type: M.Type, of book: Book?) async throws -> [M] {
+        try await repository.read { store in
+            let bookId = Field<M, Int64>("bookId")
+            var query = Query<M>().sorted(
+                by: bookId.ascending, Field<M, Int>("page").ascending, Field<M, Int64>("id").ascending)
+            if let id = book?.id { query = query.filter(bookId == id) }
+            return try store.fetch(query)
+        }
+    }
 
     func checkPage(_ page: Int, of book: Book) throws {
         guard page >= 1, page <= book.pages else { throw MarginError.pageOutOfRange(page: page, count: book.pages) }

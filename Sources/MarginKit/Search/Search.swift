@@ -29,48 +29,6 @@ public struct SearchOptions: Sendable {
     }
 }
 
-/// One page that matches: the contract's search hit.
-public struct SearchHit: Sendable, Encodable, Equatable {
-    public var book: Int64
-    public var title: String
-    /// 1-based; nil for an annotation on the whole book.
-    public var page: Int?
-    /// Text around the first match, plain.
-    public var snippet: String
-    /// The same snippet with the match between `SearchHit.markOpen` and `SearchHit.markClose`.
-    public var marked: String
-    /// How many times the first term occurs on the page.
-    public var matches: Int
-    /// For annotation hits: what matched ("memo", "highlight", "note").
-    public var kind: String?
-
-    public static let markOpen = "\u{1}"
-    public static let markClose = "\u{2}"
-
-    enum CodingKeys: String, CodingKey { case book, title, page, snippet, matches, kind }
-
-    init(book: Int64, title: String, page: Int?, marked: String, matches: Int, kind: String? = nil) {
-        self.book = book
-        self.title = title
-        self.page = page
-        self.marked = marked
-        self.snippet = marked.replacingOccurrences(of: Self.markOpen, with: "").replacingOccurrences(
-            of: Self.markClose, with: "")
-        self.matches = matches
-        self.kind = kind
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(book, forKey: .book)
-        try container.encode(title, forKey: .title)
-        try container.encode(page, forKey: .page)
-        try container.encode(snippet, forKey: .snippet)
-        try container.encode(matches, forKey: .matches)
-        try container.encodeIfPresent(kind, forKey: .kind)
-    }
-}
-
 /// What a search found, and what it could not look at.
 public struct SearchResults: Sendable {
     public var hits: [SearchHit]

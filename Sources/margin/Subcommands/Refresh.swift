@@ -69,12 +69,7 @@ extension Margin {
                 let selected = try await library.resolve(book)
                 let versions = try await library.versions(of: selected)
                 if global.json {
-                    return try Console.json(
-                        versions.map {
-                            VersionView(
-                                version: $0, current: $0.sha256 == selected.sha256,
-                                cached: library.blobs.contains($0.sha256))
-                        })
+                    return try Console.json(library.versionViews(versions, of: selected))
                 }
                 Console.table(
                     ["SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""],
@@ -126,21 +121,3 @@ extension Margin.BookCommand {
 }
 
 /// A version as `book versions --json` shows it.
-struct VersionView: Encodable {
-    var version: Version
-    var current: Bool
-    var cached: Bool
-
-    enum Keys: String, CodingKey { case sha256, bytes, pages, source, addedAt, current, cached }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode(version.sha256, forKey: .sha256)
-        try c.encode(version.bytes, forKey: .bytes)
-        try c.encode(version.pages, forKey: .pages)
-        try c.encode(version.source.map(redactedURL), forKey: .source)
-        try c.encode(isoDate(version.addedAt), forKey: .addedAt)
-        try c.encode(current, forKey: .current)
-        try c.encode(cached, forKey: .cached)
-    }
-}

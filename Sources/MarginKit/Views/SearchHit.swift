@@ -1,0 +1,36 @@
+import Foundation
+import MarginCore
+
+/// One page that matches: the contract's search hit.
+/// Written by the synthesized `Encodable`: `page` is null for a book memo, `kind` only on
+/// annotation hits, `marked` not at all.
+public struct SearchHit: Sendable, Encodable, Equatable {
+    public var book: Int64
+    public var title: String
+    /// 1-based; nil for an annotation on the whole book.
+    @Null public var page: Int?
+    /// Text around the first match, plain.
+    public var snippet: String
+    /// The same snippet with the match between `SearchHit.markOpen` and `SearchHit.markClose`.
+    public var marked: String
+    /// How many times the first term occurs on the page.
+    public var matches: Int
+    /// For annotation hits: what matched ("memo", "highlight", "note").
+    public var kind: String?
+
+    public static let markOpen = "\u{1}"
+    public static let markClose = "\u{2}"
+
+    enum CodingKeys: String, CodingKey { case book, title, page, snippet, matches, kind }
+
+    init(book: Int64, title: String, page: Int?, marked: String, matches: Int, kind: String? = nil) {
+        self.book = book
+        self.title = title
+        self.page = page
+        self.marked = marked
+        self.snippet = marked.replacingOccurrences(of: Self.markOpen, with: "").replacingOccurrences(
+            of: Self.markClose, with: "")
+        self.matches = matches
+        self.kind = kind
+    }
+}

@@ -23,6 +23,7 @@ public enum StoreConformance {
         ("removeBooks removes annotated books only when confirmed", removeBooksNeedsConfirmation),
         ("addVersion serves a version and moves what is on its pages", addVersionServesAVersion),
         ("annotations are added, changed and removed by id", annotationTransactions),
+        ("importBackup merges by UUID, the newer wins, a dry run changes nothing", importBackupMerges),
     ]
 
     public static var names: [String] { checks.map(\.name) }
@@ -348,5 +349,40 @@ public enum StoreConformance {
         #expect(removed.uuid == memo.uuid)
         await #expect(throws: MarginError.self) { try await store.removeAnnotation(Memo.self, id: memo.id ?? -1) }
         #expect(try await store.repository.read { try $0.all(Memo.self).map(\.text) } == ["imported"])
+    }
+
+    static func importBackupMerges(_ store: any LibraryStore) async throws {
+        let book = Book(sha256: sha("c"), title: "Backed up", author: nil, pages: 2, bytes: 20)
+        var memo = Memo(bookId: 0, page: 2, text: "from the backup")
+        memo.updatedAt = Date(timeIntervalSince1970: 1_000_000)
+        func entry(_ memos: [Memo]) -> BackupBook {
+            BackupBook(
+                place: "books[0]", book: book, sources: ["http://a/b.pdf"], tags: ["t"], cachedFile: nil, bookmarks: [],
+                highlights: [], memos: memos)
+        }
+        let dry = try await store.importBackup([entry([memo])], dryRun: true)
+        #expect(dry.books.added == 1 && dry.memos.added == 1)
+        #expect(try await store.repository.read { try $0.count(Query<Book>()) } == 0, "a dry run changes nothing")
+        let first = try await store.importBackup([entry([memo])], dryRun: false)
+        #expect(first.books.added == 1 && first.memos.added == 1)
+        let again = try await store.importBackup([entry([memo])], dryRun: false)
+        #expect(again.books.unchanged == 1 && again.memos.unchanged == 1 && again.memos.added == 0)
+        var newer = memo
+        newer.text = "changed later"
+        newer.updatedAt = Date(timeIntervalSince1970: 2_000_000)
+        let merged = try await store.importBackup([entry([newer])], dryRun: false)
+        #expect(merged.memos.updated == 1 && merged.memos.conflicts == 1)
+        let older = memo
+        let kept = try await store.importBackup([entry([older])], dryRun: false)
+        #expect(kept.memos.unchanged == 1 && kept.memos.conflicts == 1, "the older side loses")
+        #expect(try await store.repository.read { try $0.all(Memo.self).map(\.text) } == ["changed later"])
+        // A page outside the book, or one UUID twice, imports nothing.
+        var outside = Memo(bookId: 0, page: 9, text: "nowhere")
+        outside.uuid = UUID()
+        await #expect(throws: MarginError.self) { try await store.importBackup([entry([outside])], dryRun: false) }
+        await #expect(throws: MarginError.self) {
+            try await store.importBackup([entry([newer, newer])], dryRun: false)
+        }
+        #expect(try await store.repository.read { try $0.count(Query<Memo>()) } == 1)
     }
 }

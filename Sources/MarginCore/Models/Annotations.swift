@@ -128,3 +128,15 @@ extension Highlight: SearchableModel {
 extension Memo: SearchableModel {
     public var searchText: String { text }
 }
+
+/// What bookmarks, highlights and memos have in common: a book, and when they were made and
+/// last changed (a backup's merge compares them).
+public protocol Annotation: Model, Equatable {
+    var bookId: Int64 { get set }
+    var createdAt: Date { get set }
+    var updatedAt: Date { get set }
+}
+
+extension Bookmark: Annotation {}
+extension Highlight: Annotation {}
+extension Memo: Annotation {}

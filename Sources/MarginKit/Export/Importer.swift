@@ -4,18 +4,7 @@ import Poppler
 
 /// What an import did (or, with --dry-run, would do), per kind and in total.
 public struct ImportReport: Sendable, Encodable, Equatable {
-    public struct Counts: Sendable, Encodable, Equatable {
-        public var added = 0
-        public var updated = 0
-        public var unchanged = 0
-        public var conflicts = 0
-
-        static func + (a: Counts, b: Counts) -> Counts {
-            Counts(
-                added: a.added + b.added, updated: a.updated + b.updated, unchanged: a.unchanged + b.unchanged,
-                conflicts: a.conflicts + b.conflicts)
-        }
-    }
+    public typealias Counts = MergeCounts
 
     public var books = Counts()
     public var bookmarks = Counts()
@@ -44,10 +33,6 @@ public struct ImportReport: Sendable, Encodable, Equatable {
     }
 }
 
-private struct DryRunRollback: Error {
-    let report: ImportReport
-}
-
 extension Library {
     /// Parses a backup, saying where it is malformed.
     public static func parseBackup(_ data: Data, name: String) throws -> Backup {
@@ -74,207 +59,90 @@ extension Library {
         return backup
     }
 
-    /// Merges a backup into the library in one transaction: books matched by SHA-256 (a book not
-    /// in the library is created from the backup and fetched from its sources when needed),
-    /// annotations by UUID. Same content is unchanged; different content is a conflict, won by
-    /// the newer `updatedAt`. A malformed entry imports nothing.
+    /// Merges a backup into the library in one transaction (the store's `importBackup`): books
+    /// matched by UUID or SHA-256 (a book not in the library is created from the backup and
+    /// fetched from its sources when needed), annotations by UUID. Same content is unchanged;
+    /// different content is a conflict, won by the newer `updatedAt`. A malformed entry imports
+    /// nothing.
     public func importBackup(_ backup: Backup, dryRun: Bool) async throws -> ImportReport {
+        let books: [BackupBook]
         do {
-            return try await repository.write { store in
-                var report = ImportReport()
-                report.dryRun = dryRun
-                var seen = Set<UUID>()
-                var books = Set<Int64>()
-                for (bookIndex, entry) in backup.books.enumerated() {
-                    let place = "books[\(bookIndex)]"
-                    let book = try self.mergeBook(entry, place: place, store, &report.books)
-                    let bookId = book.id ?? 0
-                    guard books.insert(bookId).inserted else {
-                        throw MarginError.invalidBackup(
-                            "\(place): the same book as an earlier entry (by UUID or SHA-256)")
-                    }
-                    for (i, e) in entry.bookmarks.enumerated() {
-                        let at = "\(place).bookmarks[\(i)]"
-                        try checkImportedPage(e.page, pages: book.pages, at: at)
-                        var model = Bookmark(bookId: bookId, page: e.page, label: e.label)
-                        model.uuid = try uuid(e.uuid, at: at)
-                        model.createdAt = try date(e.createdAt, at: at + ".createdAt")
-                        model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try self.merge(model, at: at, seen: &seen, store, &report.bookmarks)
-                    }
-                    for (i, e) in entry.highlights.enumerated() {
-                        let at = "\(place).highlights[\(i)]"
-                        try checkNoteSize(e.text + (e.note ?? ""), what: "a highlight", at: at)
-                        try checkImportedPage(e.page, pages: book.pages, at: at)
-                        guard e.rects.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isFinite) }) else {
-                            throw MarginError.invalidBackup("\(at).rects: each rect must be [x0, y0, x1, y1]")
-                        }
-                        _ = try HighlightColor.parse(e.color)
-                        var model = Highlight(
-                            bookId: bookId, page: e.page, text: e.text, prefix: e.prefix, suffix: e.suffix,
-                            rects: e.rects,
-                            color: try HighlightColor.parse(e.color), note: e.note, author: e.author)
-                        model.orphaned = e.orphaned
-                        model.uuid = try uuid(e.uuid, at: at)
-                        model.createdAt = try date(e.createdAt, at: at + ".createdAt")
-                        model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try self.merge(model, at: at, seen: &seen, store, &report.highlights)
-                    }
-                    for (i, e) in entry.memos.enumerated() {
-                        let at = "\(place).memos[\(i)]"
-                        try checkNoteSize(e.text, what: "a memo", at: at + ".text")
-                        if let page = e.page { try checkImportedPage(page, pages: book.pages, at: at) }
-                        var model = Memo(bookId: bookId, page: e.page, text: e.text, author: e.author)
-                        model.uuid = try uuid(e.uuid, at: at)
-                        model.createdAt = try date(e.createdAt, at: at + ".createdAt")
-                        model.updatedAt = try date(e.updatedAt, at: at + ".updatedAt")
-                        try self.merge(model, at: at, seen: &seen, store, &report.memos)
-                    }
-                }
-                // A dry run rolls everything back, carrying out what it would have done.
-                if dryRun { throw DryRunRollback(report: report) }
-                return report
+            books = try backup.books.enumerated().map { index, entry in try backupBook(entry, place: "books[\(index)]")
             }
-        } catch let rollback as DryRunRollback {
-            return rollback.report
         } catch MarginError.invalidArgument(let message) {
             // A check shared with other commands refused part of the backup.
             throw MarginError.invalidBackup(message)
         }
+        let merge = try await database.importBackup(books, dryRun: dryRun)
+        var report = ImportReport()
+        report.dryRun = dryRun
+        report.books = merge.books
+        report.bookmarks = merge.bookmarks
+        report.highlights = merge.highlights
+        report.memos = merge.memos
+        return report
     }
 
-    private func mergeBook(
-        _ entry: Backup.BookEntry, place: String, _ store: any StoreWriter, _ counts: inout ImportReport.Counts
-    ) throws -> Book {
+    /// A backup's book read into models and checked: what can be checked without the library.
+    private func backupBook(_ entry: Backup.BookEntry, place: String) throws -> BackupBook {
         let sha = entry.sha256.lowercased()
         guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
             throw MarginError.invalidBackup("\(place).sha256: expected 64 hex digits")
         }
         guard entry.pages >= 1 else { throw MarginError.invalidBackup("\(place).pages: must be at least 1") }
         guard entry.bytes >= 1 else { throw MarginError.invalidBackup("\(place).bytes: must be at least 1") }
-        let bookUUID = try uuid(entry.uuid, at: place)
-        // The same book is the one with this UUID, or whose current or an older version has
-        // these bytes (a backup made before or after a refresh).
-        let byUUID = try store.first(Query<Book>().filter(Book.Fields.uuid == bookUUID))
-        var bySHA = try store.first(Query<Book>().filter(Book.Fields.sha256 == sha))
-        if bySHA == nil, let version = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha)) {
-            bySHA = try store.find(Book.self, id: version.bookId)
-        }
-        if let byUUID, let bySHA, byUUID.id != bySHA.id {
-            throw MarginError.invalidBackup(
-                "\(place).uuid: it is the UUID of '\(byUUID.title)' in the library, but the SHA-256 is that of '\(bySHA.title)'"
-            )
-        }
-        if let known = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha)),
-            known.bookId == (bySHA ?? byUUID)?.id, known.pages != entry.pages || known.bytes != entry.bytes
-        {
-            throw MarginError.invalidBackup(
-                "\(place): the PDF with this SHA-256 has \(known.pages) pages and \(known.bytes) bytes, not \(entry.pages) and \(entry.bytes)"
-            )
-        }
-        if let existing = bySHA ?? byUUID {
-            counts.unchanged += 1
-            // Sources the backup knows are worth keeping.
-            for url in entry.sources {
-                var source = Source(bookId: existing.id ?? 0, url: url)
-                if try store.first(
-                    Query<Source>().filter(Source.Fields.bookId == (existing.id ?? 0) && Source.Fields.url == url))
-                    == nil
-                {
-                    try store.insert(&source)
-                }
-            }
-            return existing
-        }
-        guard nonEmpty(entry.title) != nil else {
-            throw MarginError.invalidBackup("\(place).title: must not be empty")
-        }
-        if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
-        if self.blobs.contains(sha) {
-            // The PDF is in the cache: believe it, not the backup.
-            let path = self.blobs.path(for: sha)
-            let pages = (try? Document(path: path))?.pageCount
-            let bytes = fileSize(path)
-            if let pages, pages != entry.pages || bytes != entry.bytes {
-                throw MarginError.invalidBackup(
-                    "\(place): the PDF with this SHA-256 has \(pages) pages and \(bytes ?? 0) bytes, not \(entry.pages) and \(entry.bytes)"
-                )
-            }
-        }
         var book = Book(
             sha256: sha, title: entry.title, author: entry.author, pages: entry.pages, bytes: entry.bytes,
             folder: normalizedFolder(entry.folder))
-        book.uuid = bookUUID
+        book.uuid = try uuid(entry.uuid, at: place)
+        if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
         book.memo = entry.memo
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
-        try store.insert(&book)
-        var version = Version(
-            bookId: book.id ?? 0, sha256: sha, bytes: entry.bytes, pages: entry.pages, source: entry.sources.first)
-        try store.insert(&version)
-        for url in entry.sources {
-            var source = Source(bookId: book.id ?? 0, url: url)
-            try store.insert(&source)
+        // The cache's copy of these bytes, if any, is believed over the backup.
+        var cachedFile: (pages: Int, bytes: Int64)?
+        if blobs.contains(sha) {
+            let path = blobs.path(for: sha)
+            if let pages = (try? Document(path: path))?.pageCount { cachedFile = (pages, fileSize(path) ?? 0) }
         }
-        try store.addTags(normalizedTags(entry.tags), toBook: book.id ?? 0, now: Date())
-        counts.added += 1
-        return book
-    }
-
-    /// Adds or updates one annotation. Every annotation counts once as added, updated or
-    /// unchanged; a conflict (both sides changed) is also counted among `conflicts`.
-    private func merge<M: Model & Timestamped & Equatable>(
-        _ incoming: M, at place: String, seen: inout Set<UUID>, _ store: any StoreWriter,
-        _ counts: inout ImportReport.Counts
-    ) throws {
-        guard seen.insert(incoming.uuid).inserted else {
-            throw MarginError.invalidBackup(
-                "\(place).uuid: \(incoming.uuid.uuidString.lowercased()) appears twice in the backup")
+        let bookmarks = try entry.bookmarks.enumerated().map { i, e in
+            let at = "\(place).bookmarks[\(i)]"
+            return try stamped(
+                Bookmark(bookId: 0, page: e.page, label: e.label), e.uuid, e.createdAt, e.updatedAt, at: at)
         }
-        let existing = try store.first(Query<M>().filter(Field<M, UUID>("uuid") == incoming.uuid))
-        guard let existing else {
-            var copy = incoming
-            try store.insert(&copy)
-            counts.added += 1
-            return
+        let highlights = try entry.highlights.enumerated().map { i, e in
+            let at = "\(place).highlights[\(i)]"
+            try checkNoteSize(e.text + (e.note ?? ""), what: "a highlight", at: at)
+            guard e.rects.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isFinite) }) else {
+                throw MarginError.invalidBackup("\(at).rects: each rect must be [x0, y0, x1, y1]")
+            }
+            var highlight = Highlight(
+                bookId: 0, page: e.page, text: e.text, prefix: e.prefix, suffix: e.suffix, rects: e.rects,
+                color: try HighlightColor.parse(e.color), note: e.note, author: e.author)
+            highlight.orphaned = e.orphaned
+            return try stamped(highlight, e.uuid, e.createdAt, e.updatedAt, at: at)
         }
-        guard existing.bookId == incoming.bookId else {
-            let owner = try store.find(Book.self, id: existing.bookId)?.title ?? "another book"
-            throw MarginError.invalidBackup(
-                "\(place).uuid: this annotation belongs to '\(owner)' in the library, not to this book")
+        let memos = try entry.memos.enumerated().map { i, e in
+            let at = "\(place).memos[\(i)]"
+            try checkNoteSize(e.text, what: "a memo", at: at + ".text")
+            return try stamped(
+                Memo(bookId: 0, page: e.page, text: e.text, author: e.author), e.uuid, e.createdAt, e.updatedAt, at: at)
         }
-        if sameContent(existing, incoming) {
-            counts.unchanged += 1
-            return
-        }
-        counts.conflicts += 1
-        if incoming.updatedAt > existing.updatedAt {
-            var copy = incoming
-            copy.id = existing.id
-            try store.update(copy)
-            counts.updated += 1
-        } else {
-            counts.unchanged += 1
-        }
+        return BackupBook(
+            place: place, book: book, sources: entry.sources, tags: normalizedTags(entry.tags), cachedFile: cachedFile,
+            bookmarks: bookmarks, highlights: highlights, memos: memos)
     }
 }
 
-/// Models with creation and update times, for conflict resolution.
-protocol Timestamped {
-    var bookId: Int64 { get }
-    var createdAt: Date { get set }
-    var updatedAt: Date { get set }
-}
-
-extension Bookmark: Timestamped {}
-extension Highlight: Timestamped {}
-extension Memo: Timestamped {}
-
-private func checkImportedPage(_ page: Int, pages: Int, at place: String) throws {
-    guard page >= 1, page <= pages else {
-        throw MarginError.invalidBackup(
-            "\(place).page: \(page) is outside the book's pages 1-\(pages)")
-    }
+/// An annotation with the UUID and dates a backup gives it.
+private func stamped<M: Annotation>(
+    _ annotation: M, _ uuidText: String, _ created: String, _ updated: String, at place: String
+) throws -> M {
+    var annotation = annotation
+    annotation.uuid = try uuid(uuidText, at: place)
+    annotation.createdAt = try date(created, at: place + ".createdAt")
+    annotation.updatedAt = try date(updated, at: place + ".updatedAt")
+    return annotation
 }
 
 private func uuid(_ text: String, at place: String) throws -> UUID {
@@ -313,13 +181,4 @@ private func describe(_ error: DecodingError) -> String {
     @unknown default:
         return "\(error)"
     }
-}
-
-/// Two annotations say the same thing (database ids and dates aside).
-private func sameContent<M: Model & Timestamped & Equatable>(_ a: M, _ b: M) -> Bool {
-    var left = a
-    left.id = b.id
-    left.createdAt = b.createdAt
-    left.updatedAt = b.updatedAt
-    return left == b
 }

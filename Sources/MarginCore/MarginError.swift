@@ -127,7 +127,7 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "the PDF of '\(title)' is not in the cache (this command reads only what is there)"
         case .removalNeedsConfirmation(let title, let highlights, let memos, let bookmarks):
             return "'\(title)' has \(count(highlights, "highlight")), \(count(memos, "memo")) and "
-                + "\(count(bookmarks, "bookmark")); removing it deletes them (nothing was removed)"
+                + "\(count(bookmarks, "bookmark")), which removing it would delete; nothing was removed"
         case .annotationNotFound(let kind, let id):
             return "no \(kind) with id \(id)"
         case .alreadyHighlighted(let text, let page, let id):

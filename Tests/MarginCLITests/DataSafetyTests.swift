@@ -413,11 +413,12 @@ func mode(_ path: String) -> Int {
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         let tmp = box.home + "/cache/tmp"
         // A process id that is not running (beyond the default pid_max).
-        FileManager.default.createFile(atPath: tmp + "/4999999-dead.part", contents: Data("x".utf8))
-        FileManager.default.createFile(atPath: tmp + "/download-0123.part.lock", contents: Data())
+        #expect(FileManager.default.createFile(atPath: tmp + "/4999999-dead.part", contents: Data("x".utf8)))
+        #expect(FileManager.default.createFile(atPath: tmp + "/download-0123.part.lock", contents: Data()))
         let out = box.folder.path + "/out"
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: out + "/.notes.md.margin-4999999-abcd", contents: Data("half".utf8))
+        #expect(
+            FileManager.default.createFile(atPath: out + "/.notes.md.margin-4999999-abcd", contents: Data("half".utf8)))
         try box.ok("list")
         #expect(!FileManager.default.fileExists(atPath: tmp + "/4999999-dead.part"))
         #expect(!FileManager.default.fileExists(atPath: tmp + "/download-0123.part.lock"))

@@ -47,7 +47,7 @@ public final class TemporaryFolder: Sendable {
         var result = [String]()
         while let next = enumerator?.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: path + "/" + next, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: path + "/" + next, isDirectory: &isDirectory)
             if !isDirectory.boolValue { result.append(next) }
         }
         return result.sorted()

@@ -65,9 +65,14 @@ extension Library {
     /// different content is a conflict, won by the newer `updatedAt`. A malformed entry imports
     /// nothing.
     public func importBackup(_ backup: Backup, dryRun: Bool) async throws -> ImportReport {
+        // Only a book the library hasn't got is checked against the cache's copy of its PDF.
+        let known = try await repository.read { store in
+            (uuids: Set(try store.all(Book.self).map(\.uuid)), shas: Set(try store.all(Version.self).map(\.sha256)))
+        }
         let books: [BackupBook]
         do {
-            books = try backup.books.enumerated().map { index, entry in try backupBook(entry, place: "books[\(index)]")
+            books = try backup.books.enumerated().map { index, entry in
+                try backupBook(entry, place: "books[\(index)]", known: known)
             }
         } catch MarginError.invalidArgument(let message) {
             // A check shared with other commands refused part of the backup.
@@ -84,7 +89,9 @@ extension Library {
     }
 
     /// A backup's book read into models and checked: what can be checked without the library.
-    private func backupBook(_ entry: Backup.BookEntry, place: String) throws -> BackupBook {
+    private func backupBook(
+        _ entry: Backup.BookEntry, place: String, known: (uuids: Set<UUID>, shas: Set<String>)
+    ) throws -> BackupBook {
         let sha = entry.sha256.lowercased()
         guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
             throw MarginError.invalidBackup("\(place).sha256: expected 64 hex digits")
@@ -101,7 +108,7 @@ extension Library {
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
         // The cache's copy of these bytes, if any, is believed over the backup.
         var cachedFile: (pages: Int, bytes: Int64)?
-        if blobs.contains(sha) {
+        if !known.uuids.contains(book.uuid), !known.shas.contains(sha), blobs.contains(sha) {
             let path = blobs.path(for: sha)
             if let pages = (try? Document(path: path))?.pageCount { cachedFile = (pages, fileSize(path) ?? 0) }
         }

@@ -73,14 +73,17 @@ public final class Library: Sendable {
             }
             // Titles are compared folded (case, accents, width), as search compares text.
             let wanted = folded(trimmed)
-            let matches = try store.fetch(Query<Book>().sorted(by: Book.Fields.id.ascending)).filter {
-                folded($0.title).contains(wanted)
+            let candidates = try store.fetch(Query<Book>().sorted(by: Book.Fields.id.ascending)).compactMap {
+                book -> (book: Book, title: String)? in
+                let title = folded(book.title)
+                return title.contains(wanted) ? (book, title) : nil
             }
+            let matches = candidates.map(\.book)
             if matches.count == 1 { return matches[0] }
             if matches.count > 1 {
                 // An exact title wins over titles that merely contain it.
-                let exact = matches.filter { folded($0.title) == folded(trimmed) }
-                if exact.count == 1 { return exact[0] }
+                let exact = candidates.filter { $0.title == wanted }
+                if exact.count == 1 { return exact[0].book }
                 throw MarginError.ambiguousBook(selector, candidates: matches.map(describe))
             }
             if try store.count(Query<Book>()) == 0 { throw MarginError.emptyLibrary }

@@ -1,9 +1,44 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 /// Every target: a member of a module is visible only where that module is imported, so
 /// "only MarginSQLite sees GRDB" is checked by the compiler.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
+/// Where poppler-glib's headers are (pkg-config's answer, Debian's layout if it can't say). Only
+/// the headers: margin binds poppler's functions at run time (CPopplerLoader), so nothing links
+/// against poppler and commands that never open a PDF start without loading it.
+let popplerHeaders: [SwiftSetting] = {
+    let process = Process()
+    let pipe = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["pkg-config", "--cflags-only-I", "poppler-glib"]
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    var flags: [String] = []
+    if (try? process.run()) != nil {
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        if process.terminationStatus == 0 {
+            flags = String(decoding: output, as: UTF8.self).split(separator: " ").map {
+                $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            }.filter { $0.hasPrefix("-I") }
+        }
+    }
+    if flags.isEmpty {
+        #if arch(arm64)
+            let triple = "aarch64-linux-gnu"
+        #else
+            let triple = "x86_64-linux-gnu"
+        #endif
+        flags = [
+            "/usr/include/poppler/glib", "/usr/include/poppler", "/usr/include/glib-2.0",
+            "/usr/lib/\(triple)/glib-2.0/include", "/usr/include/cairo",
+        ].map { "-I" + $0 }
+    }
+    return [.unsafeFlags(flags.flatMap { ["-Xcc", $0] })]
+}()
 
 let package = Package(
     name: "Margin",
@@ -23,15 +58,17 @@ let package = Package(
         // C shims
         .systemLibrary(
             name: "CPoppler",
-            pkgConfig: "poppler-glib",
             providers: [.apt(["libpoppler-glib-dev"])]
         ),
+
+        // poppler-glib's functions as trampolines, bound by dlopen when the first PDF is opened.
+        .target(name: "CPopplerLoader"),
 
         // Libraries
         .target(
             name: "Poppler",
-            dependencies: ["CPoppler"],
-            swiftSettings: strict
+            dependencies: ["CPoppler", "CPopplerLoader"],
+            swiftSettings: strict + popplerHeaders
         ),
         // Models, text folding, errors and the ports (store, text index, blobs, downloads).
         .target(
@@ -96,7 +133,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "MarginSQLiteTests", dependencies: ["MarginSQLite", "MarginCore", "StoreConformance", "TestSupport"],
+            name: "MarginSQLiteTests",
+            dependencies: [
+                "MarginSQLite", "MarginCore", "StoreConformance", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "MarginKitTests",

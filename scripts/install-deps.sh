@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Margin needs, non-interactively, only if some are missing.
 #   scripts/install-deps.sh          build and run: poppler-glib, SQLite, pkg-config
-#   scripts/install-deps.sh --test   also what the tests and benchmarks compare with
+#   scripts/install-deps.sh --test   also what the tests compare with
+#   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF)
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
-if [ "${1:-}" = "--test" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 time openssl sqlite3)
+if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
+    packages+=(poppler-utils pdfgrep qpdf python3 time openssl sqlite3 binutils)
+fi
+if [ "${1:-}" = "--bench" ]; then
+    packages+=(recoll mupdf-tools)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -109,7 +109,13 @@ public final class LibraryDatabase: LibraryStore {
                 backup = target
             }
             // A library already at the latest version is not written to at all.
-            if !existed || !complete { try migrator.migrate(pool) }
+            if !existed || !complete {
+                try migrator.migrate(pool)
+                // Migrations apply in order: the first `applied` were there before.
+                if existed, let index = Schema.identifiers.firstIndex(of: Schema.vacuumAfter), applied <= index {
+                    try pool.writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
+                }
+            }
         } catch {
             throw StoreError.from(error, path: path) as? StoreError
                 ?? StoreError.cannotOpen(path: path, reason: "\(error)")

@@ -17,7 +17,11 @@ enum Schema {
         ("v3-annotations", v3Annotations),
         ("v4-versions", v4Versions),
         ("v5-folded-annotations", v5FoldedAnnotations),
+        ("v6-page-words", v6PageWords),
     ]
+
+    /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
+    static let vacuumAfter = "v6-page-words"
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -250,6 +254,46 @@ enum Schema {
                     + annotationTriggers(
                         table: "highlight", rowid: "id * 2", fallback: "new.text || ' ' || coalesce(new.note, '')")
                     + annotationTriggers(table: "memo", rowid: "id * 2 + 1", fallback: "new.text"))
+    }
+
+    /// v6: the page index holds words, not trigrams, and page text is stored once. `page_fts`
+    /// (a trigram index, as large as the text) and `page.norm` (the folded text) go; the words
+    /// of every page's folded text go into a contentless FTS5 table, and each distinct word into
+    /// a vocabulary with a trigram index of its own (see `PageWords`). Triggers queue page
+    /// changes, which margin applies to the index at the end of each write.
+    private static func v6PageWords(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DROP TRIGGER page_fts_insert;
+                DROP TRIGGER page_fts_delete;
+                DROP TRIGGER page_fts_update;
+                DROP TABLE page_fts;
+                ALTER TABLE page DROP COLUMN norm;
+
+                CREATE VIRTUAL TABLE page_words USING fts5(words, content='', tokenize='ascii');
+                CREATE TABLE term (id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
+                CREATE VIRTUAL TABLE term_fts USING fts5(
+                    word, content='term', content_rowid='id', tokenize='trigram'
+                );
+                CREATE TRIGGER term_insert AFTER INSERT ON term BEGIN
+                    INSERT INTO term_fts(rowid, word) VALUES (new.id, new.word);
+                END;
+                CREATE TABLE page_pending (seq INTEGER PRIMARY KEY, page INTEGER NOT NULL, old TEXT);
+                CREATE TRIGGER page_words_insert AFTER INSERT ON page BEGIN
+                    INSERT INTO page_pending(page, old) VALUES (new.id, NULL);
+                END;
+                CREATE TRIGGER page_words_delete AFTER DELETE ON page BEGIN
+                    INSERT INTO page_pending(page, old) VALUES (old.id, old.text);
+                END;
+                CREATE TRIGGER page_words_update AFTER UPDATE OF text ON page BEGIN
+                    INSERT INTO page_pending(page, old) VALUES (old.id, old.text);
+                END;
+                """)
+        var vocabulary = Set<String>()
+        let pages = try Row.fetchCursor(db, sql: "SELECT id, text FROM page ORDER BY id")
+        while let row = try pages.next() {
+            try PageWords.insert(page: row[0], text: row[1], db, vocabulary: &vocabulary)
+        }
     }
 
     /// v5's triggers that keep `annotation_fts` in step with one annotation table: the stored

@@ -22,6 +22,8 @@ struct SQLiteRepository: Repository {
         do {
             let result = try await writer.write { db in
                 let result = try body(SQLiteStore(db: db))
+                // The page index follows the pages this transaction changed.
+                try PageWords.sync(db)
                 // Counts committed writes in the file header; `db check` compares it with the
                 // count recorded after the last checkpoint to notice a lost or stale -wal.
                 let count = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0

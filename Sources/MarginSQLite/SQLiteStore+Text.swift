@@ -4,44 +4,75 @@ import MarginCore
 
 extension SQLiteStore {
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
-        // The trigram index answers terms of three characters or more; shorter ones are checked
-        // by the caller on each candidate.
-        let indexed = terms.filter { $0.unicodeScalars.count >= 3 }
-        guard !indexed.isEmpty else {
+        guard let expression = try PageWords.expression(for: terms, db) else {
+            // No term the index can answer (only short pieces of words, or punctuation): every
+            // page is a candidate.
             return try scanPages(bookId: bookId, visit: visit)
         }
-        // Rank on the index alone, then load page rows a batch at a time: sorting joined rows
-        // would carry every matching page's text through the sorter.
-        var (sql, arguments) = pageMatch("rowid", indexed, bookId: bookId)
-        sql += " ORDER BY rank"
-        let ids = try Int64.fetchCursor(db, sql: sql, arguments: arguments)
+        guard case .match(let match) = expression else { return }
+        let (filter, arguments) = try pageMatch(match, bookId: bookId)
+        // Up to `rankedPages` matches are ranked (bm25); past that, library order, read as needed.
+        let probe = try Int64.fetchAll(
+            db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(PageWords.rankedPages + 1)",
+            arguments: arguments)
+        if probe.count <= PageWords.rankedPages {
+            let ranked = try Int64.fetchAll(
+                db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
+            _ = try visitPages(ranked, bookId: bookId, visit: visit)
+            return
+        }
+        guard try visitPages(probe, bookId: bookId, visit: visit), let last = probe.last else { return }
+        let more = try Int64.fetchCursor(
+            db, sql: "SELECT rowid FROM page_words WHERE \(filter) AND rowid > ?", arguments: arguments + [last])
         var batch = [Int64]()
+        while let id = try more.next() {
+            batch.append(id)
+            if batch.count == 256 {
+                guard try visitPages(batch, bookId: bookId, visit: visit) else { return }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        _ = try visitPages(batch, bookId: bookId, visit: visit)
+    }
+
+    /// Loads the pages with these ids (in this order) a batch at a time, skipping any the index
+    /// still names but `page` no longer holds, until `visit` returns false (then returns false).
+    private func visitPages(_ ids: [Int64], bookId: Int64?, visit: (PageText) throws -> Bool) throws -> Bool {
+        var start = 0
         var batchSize = 16
-        func flush() throws -> Bool {
-            defer { batch.removeAll(keepingCapacity: true) }
+        while start < ids.count {
+            let batch = Array(ids[start..<min(ids.count, start + batchSize)])
+            start += batch.count
+            batchSize = min(batchSize * 2, 256)
             let rows = try ModelRecord<PageText>.filter(batch.contains(Column("id"))).fetchAll(db)
             let byId = Dictionary(
                 rows.compactMap { row in row.model.id.map { ($0, row.model) } }, uniquingKeysWith: { a, _ in a })
             for id in batch {
-                if let page = byId[id], try !visit(page) { return false }
-            }
-            return true
-        }
-        while let id = try ids.next() {
-            batch.append(id)
-            if batch.count >= batchSize {
-                if try !flush() { return }
-                batchSize = min(batchSize * 2, 256)
+                guard let page = byId[id], bookId == nil || page.bookId == bookId else { continue }
+                if try !visit(page) { return false }
             }
         }
-        if !batch.isEmpty { _ = try flush() }
+        return true
     }
 
     func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
-        let indexed = terms.filter { $0.unicodeScalars.count >= 3 }
-        guard !indexed.isEmpty, indexed.count == terms.count else { return nil }
-        let (sql, arguments) = pageMatch("count(*)", indexed, bookId: bookId)
-        return try Int.fetchOne(db, sql: sql, arguments: arguments)
+        guard let expression = try PageWords.expression(for: terms, db) else { return nil }
+        guard case .match(let match) = expression else { return 0 }
+        let (filter, arguments) = try pageMatch(match, bookId: bookId)
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM page_words WHERE \(filter)", arguments: arguments)
+    }
+
+    /// The WHERE clause for pages matching `match` (of one book, if given: its pages' rowid range,
+    /// which FTS5 seeks, and their ids).
+    private func pageMatch(_ match: String, bookId: Int64?) throws -> (String, StatementArguments) {
+        guard let bookId else { return ("page_words MATCH ?", [match]) }
+        let range = try Row.fetchOne(db, sql: "SELECT min(id), max(id) FROM page WHERE bookId = ?", arguments: [bookId])
+        let low: Int64 = range?[0] ?? 0
+        let high: Int64 = range?[1] ?? -1
+        return (
+            "page_words MATCH ? AND rowid BETWEEN ? AND ? AND rowid IN (SELECT id FROM page WHERE bookId = ?)",
+            [match, low, high, bookId]
+        )
     }
 
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
@@ -75,15 +106,4 @@ extension SQLiteStore {
 /// An FTS5 query holding every term as a quoted string (substrings, with the trigram index).
 private func ftsMatch(_ terms: [String]) -> String {
     terms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
-}
-
-/// `SELECT <columns> FROM page_fts` for the pages holding every term (of one book, if given).
-private func pageMatch(_ columns: String, _ terms: [String], bookId: Int64?) -> (String, StatementArguments) {
-    var sql = "SELECT \(columns) FROM page_fts WHERE page_fts MATCH ?"
-    var arguments: StatementArguments = [ftsMatch(terms)]
-    if let bookId {
-        sql += " AND bookId = ?"
-        arguments += [bookId]
-    }
-    return (sql, arguments)
 }

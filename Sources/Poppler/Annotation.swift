@@ -1,4 +1,4 @@
-import CPoppler
+internal import CPoppler
 import Foundation
 
 /// An RGB colour, components 0...1.

@@ -1,4 +1,4 @@
-import CPoppler
+internal import CPoppler
 import Foundation
 
 /// An open PDF document. Owns its `PopplerDocument` and releases it on deinit.
@@ -12,7 +12,7 @@ public final class Document {
     /// Opens the PDF at `path`. Throws `PopplerError.passwordRequired` / `.wrongPassword` for
     /// encrypted files and `.unreadable` when poppler can't parse it.
     public init(path: String, password: String? = nil) throws {
-        _ = silencePopplerOnce
+        try loadPoppler()
         var error: UnsafeMutablePointer<GError>?
         let uri = takeString(g_filename_to_uri(path, nil, &error))
         guard let uri else {

@@ -1,4 +1,5 @@
-import CPoppler
+internal import CPoppler
+import CPopplerLoader
 
 /// Takes ownership of a `gchar *` returned by GLib/poppler and frees it.
 func takeString(_ pointer: UnsafeMutablePointer<gchar>?) -> String? {
@@ -15,8 +16,19 @@ func takeMessage(_ error: UnsafeMutablePointer<GError>?) -> (code: Int32, messag
     return (error.pointee.code, message)
 }
 
+/// Why poppler-glib could not be loaded, or nil once it is. Loaded on first use (see
+/// CPopplerLoader): commands that never open a PDF start without it.
+private let popplerLoadFailure: String? = margin_poppler_load().map { String(cString: $0) }
+
+/// Loads poppler-glib if it isn't yet and silences its warnings; every entry point of this module
+/// that calls poppler, cairo or GLib without a `Document` calls this first.
+func loadPoppler() throws {
+    if let popplerLoadFailure { throw PopplerError.libraryMissing(popplerLoadFailure) }
+    _ = silencePopplerOnce
+}
+
 /// Poppler prints syntax warnings about damaged files on stderr; a CLI must keep stderr for its
 /// own messages. Installed once, before the first document is opened.
-let silencePopplerOnce: Void = {
+private let silencePopplerOnce: Void = {
     margin_poppler_silence()
 }()

@@ -1,4 +1,4 @@
-import CPoppler
+internal import CPoppler
 
 /// One page of a `Document`. Keeps its document alive.
 public final class Page {

@@ -16,6 +16,8 @@ public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
     case renderFailed(String)
     /// Writing a document failed.
     case saveFailed(String)
+    /// poppler-glib could not be loaded (not installed, or too old).
+    case libraryMissing(String)
 
     public var errorDescription: String? {
         switch self {
@@ -35,6 +37,8 @@ public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
             return "could not render the page: \(message)"
         case .saveFailed(let message):
             return "could not write the PDF: \(message)"
+        case .libraryMissing(let message):
+            return message
         }
     }
 }

@@ -1,4 +1,4 @@
-import CPoppler
+internal import CPoppler
 import Foundation
 
 /// Output formats for `Page.render`.
@@ -151,6 +151,7 @@ private final class PNGSink {
     private let data: UnsafeMutablePointer<UInt8>
 
     public init(path: String) throws {
+        try loadPoppler()
         guard let surface = cairo_image_surface_create_from_png(path),
             cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS
         else { throw PopplerError.renderFailed("cannot read the PNG \(path)") }

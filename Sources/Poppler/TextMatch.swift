@@ -1,4 +1,4 @@
-import CPoppler
+internal import CPoppler
 
 /// A rectangle in PDF user space: points, origin at the bottom left of the page.
 public struct PDFRect: Sendable, Equatable, Codable {

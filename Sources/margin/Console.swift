@@ -53,21 +53,41 @@ enum Console {
 /// "2026-11-21 19:53" in local time.
 func shortDate(_ date: Date?) -> String {
     guard let date else { return "-" }
-    let formatter = DateFormatter()
-    formatter.dateFormat = "yyyy-MM-dd HH:mm"
-    return formatter.string(from: date)
+    // localtime_r, not a DateFormatter: that loads ICU's calendars, milliseconds a process.
+    var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+    var parts = tm()
+    guard localtime_r(&seconds, &parts) != nil else { return "-" }
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    return
+        "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
 }
 
 /// The text without control characters that a terminal would act on (escape sequences,
 /// carriage returns, bells): C0 and C1 controls and DEL, except line feeds, tabs and `keep`.
 func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
-    guard text.unicodeScalars.contains(where: isControl) else { return text }
+    // Most text has none (JSON's line feeds aside): a byte scan says so without decoding.
+    guard hasControls(text) else { return text }
     var result = String.UnicodeScalarView()
     for scalar in text.unicodeScalars
     where !isControl(scalar) || scalar == "\n" || scalar == "\t" || keep.contains(scalar) {
         result.append(scalar)
     }
     return String(result)
+}
+
+/// Whether the text holds a control other than a line feed or a tab: a C0 byte, DEL, or a C1
+/// control (U+0080…U+009F, encoded as 0xC2 0x80…0x9F).
+private func hasControls(_ text: String) -> Bool {
+    var previous: UInt8 = 0
+    for byte in text.utf8 {
+        if (byte < 0x20 && byte != 0x0A && byte != 0x09) || byte == 0x7F
+            || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F)
+        {
+            return true
+        }
+        previous = byte
+    }
+    return false
 }
 
 private func isControl(_ scalar: Unicode.Scalar) -> Bool {

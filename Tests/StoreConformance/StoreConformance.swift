@@ -18,6 +18,7 @@ public enum StoreConformance {
         ("a duplicate SHA-256 is rejected", duplicateShaIsRejected),
         ("every field round-trips", everyFieldRoundTrips),
         ("the page index finds folded terms", thePageIndexFindsFoldedTerms),
+        ("the page index finds pieces of words and phrases, and follows changes", thePageIndexFindsPiecesAndFollows),
         ("the annotation index follows saves and deletes", theAnnotationIndexFollowsSavesAndDeletes),
         ("addBook saves a book once by its SHA-256", addBookSavesABookOnce),
         ("removeBooks removes annotated books only when confirmed", removeBooksNeedsConfirmation),
@@ -215,6 +216,53 @@ public enum StoreConformance {
             return all
         }
         #expect(all == [1, 2, 3], "a scan gives every page in order")
+    }
+
+    static func thePageIndexFindsPiecesAndFollows(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Words", sha: sha("w"))
+        let bookId = try #require(book.id)
+        let texts = [
+            "The radioisotopes decay; see section 4.2 of the report.",
+            "An inverted index — it maps each word to its pages.",
+            "Nothing relevant on this page at all.",
+        ]
+        var saved = try await store.repository.write { writer in
+            try texts.enumerated().map { offset, text in
+                var page = PageText(bookId: bookId, number: offset + 1, text: text)
+                try writer.insert(&page)
+                return page
+            }
+        }
+        func candidates(_ terms: String...) async throws -> Set<Int> {
+            try await store.repository.read { reader in
+                var found = Set<Int>()
+                try reader.textIndex.candidatePages(containing: terms.map(folded), bookId: bookId) { page in
+                    found.insert(page.number)
+                    return true
+                }
+                return found
+            }
+        }
+        // Inside a word, at either end of a phrase, across punctuation: every page that holds
+        // the term is a candidate.
+        #expect(try await candidates("isotope").contains(1))
+        #expect(try await candidates("nverted ind").contains(2))
+        #expect(try await candidates("index — it").contains(2))
+        #expect(try await candidates("section 4.2").contains(1))
+        #expect(try await candidates("DECAY", "report").contains(1))
+        // A word of three letters or more that no page holds has no candidates: the index
+        // answers it, not a scan.
+        #expect(try await candidates("qzxwv").isEmpty)
+        #expect(try await candidates("isotope", "qzxwv").isEmpty)
+        #expect(try await !candidates("isotope").contains(3))
+        // Changed text is found by its new words only; a deleted page is gone.
+        saved[2].text = "Now it speaks of isotopes too."
+        try await store.repository.write { [saved] writer in try writer.update(saved[2]) }
+        #expect(try await candidates("isotope").isSuperset(of: [1, 3]))
+        #expect(try await !candidates("relevant").contains(3))
+        try await store.repository.write { [saved] writer in _ = try writer.delete(saved[0]) }
+        #expect(try await !candidates("isotope").contains(1))
+        #expect(try await candidates("isotope").contains(3))
     }
 
     static func theAnnotationIndexFollowsSavesAndDeletes(_ store: any LibraryStore) async throws {

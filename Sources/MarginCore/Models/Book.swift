@@ -83,6 +83,7 @@ public struct Source: Model, Equatable {
     }
 
     public enum Fields {
+        public static let id = Field<Source, Int64>("id")
         public static let bookId = Field<Source, Int64>("bookId")
         public static let url = Field<Source, String>("url")
         public static let addedAt = Field<Source, Date>("addedAt")
@@ -113,7 +114,8 @@ public struct Tag: Model, Equatable {
     }
 }
 
-/// The text of one page of a book, as poppler extracts it, and its folded form for the index.
+/// The text of one page of a book, as poppler extracts it. The store indexes the words of its
+/// folded form (`SearchableText`, `indexWords`).
 public struct PageText: Model, Equatable {
     public static let entity = "page"
     public static let naturalKey = ["bookId", "number"]
@@ -128,16 +130,13 @@ public struct PageText: Model, Equatable {
     /// 1-based.
     public var number: Int
     public var text: String
-    /// Folded text (see `SearchableText`), what the full-text index holds.
-    public var norm: String
 
-    enum CodingKeys: String, CodingKey { case id, bookId, number, text, norm }
+    enum CodingKeys: String, CodingKey { case id, bookId, number, text }
 
     public init(bookId: Int64, number: Int, text: String) {
         self.bookId = bookId
         self.number = number
         self.text = text
-        self.norm = SearchableText(text).foldedString
     }
 
     public enum Fields {

@@ -4,8 +4,8 @@ import Foundation
 /// white space become one space, and a folded copy (lowercase, no accents, compatibility forms
 /// such as ligatures expanded) remembers where each of its characters came from.
 ///
-/// The folded string is what the full-text index holds (`page.norm`), so index candidates and
-/// the checks made here agree by construction.
+/// The words of the folded string are what the page index holds (`indexWords`), so index
+/// candidates and the checks made here agree by construction.
 public struct SearchableText: Sendable {
     /// The joined, space-collapsed text with its case and accents.
     public let cased: [Unicode.Scalar]

@@ -83,7 +83,7 @@ extension Library {
             case .opened: query = query.sorted(by: Book.Fields.openedAt.descending, Book.Fields.id.ascending)
             }
             query = query.limit(filter.limit, offset: filter.offset)
-            return try store.fetch(query).map { try self.info($0, store) }
+            return try self.infos(store.fetch(query), store)
         }
     }
 
@@ -92,7 +92,7 @@ extension Library {
         try await repository.read { store in
             let query = Query<Book>().filter(!Book.Fields.openedAt.isNull)
                 .sorted(by: Book.Fields.openedAt.descending).limit(limit)
-            return try store.fetch(query).map { try self.info($0, store) }
+            return try self.infos(store.fetch(query), store)
         }
     }
 

@@ -108,12 +108,29 @@ public final class Library: Sendable {
     }
 
     func info(_ book: Book, _ reader: any StoreReader) throws -> BookInfo {
-        guard let id = book.id else { throw MarginError.bookNotFound(book.title) }
-        let sources = try reader.fetch(
-            Query<Source>().filter(Source.Fields.bookId == id).sorted(by: Source.Fields.addedAt.ascending))
-        let tags = try reader.fetch(
-            Query<Tag>().filter(Tag.Fields.bookId == id).sorted(by: Tag.Fields.name.ascending))
-        return info(book, sources: sources.map(\.url), tags: tags.map(\.name))
+        guard book.id != nil else { throw MarginError.bookNotFound(book.title) }
+        return try infos([book], reader)[0]
+    }
+
+    /// The views of many books, with two queries (their sources, their tags) whatever their number.
+    func infos(_ books: [Book], _ reader: any StoreReader) throws -> [BookInfo] {
+        let ids = books.compactMap(\.id)
+        var sources = [Int64: [String]]()
+        for source in try reader.fetch(
+            Query<Source>().filter(Source.Fields.bookId.isIn(ids)).sorted(
+                by: Source.Fields.addedAt.ascending, Source.Fields.id.ascending))
+        {
+            sources[source.bookId, default: []].append(source.url)
+        }
+        var tags = [Int64: [String]]()
+        for tag in try reader.fetch(
+            Query<Tag>().filter(Tag.Fields.bookId.isIn(ids)).sorted(by: Tag.Fields.name.ascending))
+        {
+            tags[tag.bookId, default: []].append(tag.name)
+        }
+        return books.map { book in
+            info(book, sources: book.id.flatMap { sources[$0] } ?? [], tags: book.id.flatMap { tags[$0] } ?? [])
+        }
     }
 
     /// The view of a book whose sources (URLs as stored) and tags are known.

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import MarginCore
+
+/// The page index (since v6): the words of every page's folded text (`indexWords`) in a
+/// contentless FTS5 table, `page_words` (rowid = page id; positions kept, for phrases), and every
+/// word once in `term`, with a trigram index over it, `term_fts`, that finds the words holding a
+/// piece of a word ("isotope" in "radioisotopes"). The page text is stored once, in `page`.
+///
+/// Triggers on `page` only queue what changed (`page_pending`: the page, and the text it had);
+/// `sync` turns the queue into index changes in Swift, in the same transaction, at the end of
+/// every write. So the index follows any change to `page`, even one made with the sqlite3 shell
+/// (then at margin's next write; until then a removed page is skipped and a new one not found).
+enum PageWords {
+    /// At most this many pages are ranked by relevance (bm25); a query matching more pages lists
+    /// them in library order (book added, then page): ranking every page that holds "the" costs
+    /// more than the search, and tells nothing.
+    static let rankedPages = 2_000
+    /// A term matching more words of the vocabulary than this is not asked of the index.
+    static let maxExpansions = 5_000
+
+    /// The words of a page's text, space-separated, as `page_words` holds them. The `ascii`
+    /// tokenizer splits at ASCII spaces and punctuation only, and a word holds neither, so FTS5's
+    /// tokens are exactly these words.
+    static func words(of text: String) -> String {
+        indexWords(SearchableText(text).folded).joined(separator: " ")
+    }
+
+    /// Applies the queued page changes to the index: a page's words leave with the text it had
+    /// when first queued (what the index holds), and its current text, if it still exists, goes in.
+    static func sync(_ db: Database) throws {
+        let rows = try Row.fetchAll(db, sql: "SELECT page, old FROM page_pending ORDER BY seq")
+        guard !rows.isEmpty else { return }
+        var order = [Int64]()
+        var indexed = [Int64: String?]()
+        for row in rows {
+            let page: Int64 = row[0]
+            if indexed[page] == nil {
+                order.append(page)
+                indexed[page] = .some(row[1])
+            }
+        }
+        var vocabulary = Set<String>()
+        for page in order {
+            if case .some(.some(let old)) = indexed[page] {
+                try db.execute(
+                    sql: "INSERT INTO page_words(page_words, rowid, words) VALUES ('delete', ?, ?)",
+                    arguments: [page, words(of: old)])
+            }
+            if let text = try String.fetchOne(db, sql: "SELECT text FROM page WHERE id = ?", arguments: [page]) {
+                try insert(page: page, text: text, db, vocabulary: &vocabulary)
+            }
+        }
+        try db.execute(sql: "DELETE FROM page_pending")
+    }
+
+    /// Indexes one page and adds its new words to the vocabulary (`seen`: words known to be there).
+    static func insert(page: Int64, text: String, _ db: Database, vocabulary seen: inout Set<String>) throws {
+        let words = indexWords(SearchableText(text).folded)
+        try db.cachedStatement(sql: "INSERT INTO page_words(rowid, words) VALUES (?, ?)")
+            .execute(arguments: [page, words.joined(separator: " ")])
+        let addWord = try db.cachedStatement(sql: "INSERT OR IGNORE INTO term(word) VALUES (?)")
+        for word in words where seen.insert(word).inserted {
+            try addWord.execute(arguments: [word])
+        }
+    }
+
+    /// Words of the vocabulary holding `piece` (nil when it is too short for the trigram index:
+    /// under three scalars), those ending with it if `suffix`.
+    static func vocabulary(holding piece: String, suffix: Bool, _ db: Database) throws -> [String]? {
+        let scalars = Array(piece.unicodeScalars)
+        guard scalars.count >= 3 else { return nil }
+        let candidates = try String.fetchAll(
+            db,
+            sql: "SELECT word FROM term WHERE id IN (SELECT rowid FROM term_fts WHERE term_fts MATCH ?)",
+            arguments: [quoted(piece)])
+        // The trigram index folds case and may offer more: each word is checked here.
+        return candidates.filter { word in
+            let letters = Array(word.unicodeScalars)
+            if suffix { return letters.count >= scalars.count && Array(letters.suffix(scalars.count)) == scalars }
+            return contains(letters, scalars)
+        }
+    }
+
+    /// The FTS5 expression for pages that may hold every term, `.none` when no page can (a term
+    /// has a word no page has), nil when no term can be asked of the index.
+    static func expression(for terms: [String], _ db: Database) throws -> Expression? {
+        var parts = [String]()
+        for term in terms {
+            switch try expression(for: TermWords(term.unicodeScalars), db) {
+            case .some(.match(let part)): parts.append(part)
+            case .some(.none): return Expression.none
+            case nil: continue
+            }
+        }
+        return parts.isEmpty ? nil : .match(parts.joined(separator: " AND "))
+    }
+
+    enum Expression: Equatable {
+        /// No page holds the terms.
+        case none
+        case match(String)
+    }
+
+    /// One term: a phrase of its words (FTS5 keeps positions), the last a prefix if the term
+    /// ends inside a word, the first standing for the vocabulary's words that end with it (or
+    /// hold it, for a one-word term) if the term begins inside a word.
+    private static func expression(for term: TermWords, _ db: Database) throws -> Expression? {
+        var words = term.words
+        guard !words.isEmpty else { return nil }
+        var firsts = [words[0]]
+        var expandedAlone = false
+        if term.openStart {
+            let alone = words.count == 1
+            let expansions = try vocabulary(holding: words[0], suffix: !(alone && term.openEnd), db)
+            if let expansions, expansions.count <= maxExpansions {
+                if expansions.isEmpty { return Expression.none }
+                firsts = expansions
+                expandedAlone = alone
+            } else if !alone {
+                // Too short or too common to expand: the phrase starts at the next word.
+                words.removeFirst()
+                firsts = [words[0]]
+            } else {
+                return nil
+            }
+        }
+        let prefix = term.openEnd && !expandedAlone
+        let rest = words.dropFirst().joined(separator: " ")
+        let phrases = firsts.map { first in
+            quoted(rest.isEmpty ? first : first + " " + rest) + (prefix ? "*" : "")
+        }
+        return .match(phrases.count == 1 ? phrases[0] : "(" + phrases.joined(separator: " OR ") + ")")
+    }
+
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+private func contains(_ haystack: [Unicode.Scalar], _ needle: [Unicode.Scalar]) -> Bool {
+    guard needle.count <= haystack.count else { return false }
+    if needle.isEmpty { return true }
+    for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+        if haystack[start..<start + needle.count].elementsEqual(needle) { return true }
+    }
+    return false
+}

@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import MarginCore
+import TestSupport
+import Testing
+
+@testable import MarginSQLite
+
+/// The SQLite page index (`PageWords`): words in a contentless FTS5 table, kept in step through a
+/// queue that triggers fill and margin's writes drain.
+@Suite struct PageWordsTests {
+    func addBook(_ database: LibraryDatabase, pages texts: [String]) async throws -> Int64 {
+        try await database.repository.write { writer in
+            var book = Book(
+                sha256: String(repeating: "a", count: 64), title: "T", author: nil, pages: texts.count, bytes: 1)
+            try writer.insert(&book)
+            let id = try #require(book.id)
+            for (offset, text) in texts.enumerated() {
+                var page = PageText(bookId: id, number: offset + 1, text: text)
+                try writer.insert(&page)
+            }
+            return id
+        }
+    }
+
+    func candidates(_ database: LibraryDatabase, _ term: String, bookId: Int64? = nil) async throws -> [Int] {
+        try await database.repository.read { reader in
+            var found = [Int]()
+            try reader.textIndex.candidatePages(containing: [folded(term)], bookId: bookId) { page in
+                found.append(page.number)
+                return true
+            }
+            return found
+        }
+    }
+
+    /// Pages changed with SQL alone (the sqlite3 shell) are indexed at margin's next write: a
+    /// deleted page's words leave the index, an inserted or edited page's words enter it.
+    @Test func changesMadeOutsideMarginReachTheIndexAtTheNextWrite() async throws {
+        let database = try LibraryDatabase()
+        let bookId = try await addBook(database, pages: ["alpha beta", "gamma delta", "epsilon"])
+        try await database.writer.write { db in
+            try db.execute(sql: "DELETE FROM page WHERE number = 1")
+            try db.execute(sql: "UPDATE page SET text = 'zeta omega' WHERE number = 2")
+            try db.execute(
+                sql: "INSERT INTO page(bookId, number, text) VALUES (?, 4, 'alphabet soup')", arguments: [bookId])
+        }
+        let pending = try await database.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM page_pending") }
+        #expect(pending == 3, "queued by the triggers")
+        // Until then a removed page is skipped, not returned.
+        #expect(try await candidates(database, "alpha") == [])
+        try await database.repository.write { _ in }
+        #expect(try await candidates(database, "alpha") == [4])
+        #expect(try await candidates(database, "gamma") == [])
+        #expect(try await candidates(database, "omega") == [2])
+        let left = try await database.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM page_pending") }
+        #expect(left == 0)
+        // The index holds exactly the words of the pages there are (FTS5's own check).
+        try await database.writer.write { db in
+            try db.execute(sql: "INSERT INTO page_words(page_words, rank) VALUES ('integrity-check', 0)")
+        }
+    }
+
+    /// A term on more pages than are ranked lists them all, in library order; fewer are ranked.
+    @Test func aCommonTermListsEveryPageInLibraryOrder() async throws {
+        let database = try LibraryDatabase()
+        let count = PageWords.rankedPages + 10
+        let texts = (1...count).map { "page \($0) holds the word common" + ($0 % 500 == 0 ? " rare rare rare" : "") }
+        let bookId = try await addBook(database, pages: texts)
+        let common = try await candidates(database, "common")
+        #expect(common == Array(1...count))
+        let rare = try await candidates(database, "rare", bookId: bookId)
+        #expect(Set(rare) == [500, 1000, 1500, 2000])
+        let counted = try await database.repository.read {
+            try $0.textIndex.countCandidatePages(containing: [folded("common")], bookId: nil)
+        }
+        #expect(counted == count)
+    }
+
+    /// What a term becomes: words, a prefix for its open end, the vocabulary's words for its
+    /// open start; nothing at all for a word no page has.
+    @Test func termsBecomeWordQueries() async throws {
+        let database = try LibraryDatabase()
+        _ = try await addBook(database, pages: ["the radioisotopes of section 42", "an inverted index"])
+        let expressions = try await database.writer.read { db in
+            try ["isotope", "nverted ind", " index ", "index", "qzxwv", "--", "of sec"].map {
+                try PageWords.expression(for: [folded($0)], db)
+            }
+        }
+        #expect(expressions[0] == .match(#""radioisotopes""#))
+        #expect(expressions[1] == .match(#""inverted ind"*"#))
+        #expect(expressions[2] == .match(#""index""#))
+        #expect(expressions[3] == .match(#""index""#), "only the vocabulary's words holding it")
+        #expect(expressions[4] == PageWords.Expression.none)
+        #expect(expressions[5] == nil, "no word to look up: the caller scans")
+        #expect(expressions[6] == .match(#""sec"*"#), "a piece too short to expand starts nothing")
+    }
+}

@@ -34,13 +34,13 @@ MARGIN = os.path.join(ROOT, ".build", "release", "margin")
 PEER_QUERIES = [
     ("rare word", ["bayesian"], "bayesian"),
     ("common word", ["the"], "the"),
-    ("two words", ["probability", "distribution"], "probability distribution"),
+    ("two words", ["probability distribution"], "probability distribution"),
     ("phrase", ['"probability distribution"'], '"probability distribution"'),
 ]
 SCALE_QUERIES = [
     ("rare word", ["quasar"]),
     ("common word", ["the"]),
-    ("two words", ["quasar", "the"]),
+    ("two words", ["quasar the"]),
     ("phrase", ['"dark matter halo"']),
 ]
 

@@ -134,7 +134,7 @@ enum PageWords {
     }
 
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + text.replacingAll("\"", with: "\"\"") + "\""
     }
 }
 

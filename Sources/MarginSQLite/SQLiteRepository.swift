@@ -52,6 +52,8 @@ struct ModelRecord<M: Model>: Codable, FetchableRecord, MutablePersistableRecord
 
     init(_ model: M) { self.model = model }
     init(from decoder: any Decoder) throws { model = try M(from: decoder) }
+    /// Rows are decoded by `RowDecoder`, not GRDB's `Decodable` support (same conversions).
+    init(row: Row) throws { model = try M(from: RowDecoder(row: row)) }
     func encode(to encoder: any Encoder) throws {
         try model.encode(to: encoder)
         // What the annotation index holds: text folded here, in Swift (see `SearchableModel`).

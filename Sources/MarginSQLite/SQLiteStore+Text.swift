@@ -44,9 +44,12 @@ extension SQLiteStore {
             let batch = Array(ids[start..<min(ids.count, start + batchSize)])
             start += batch.count
             batchSize = min(batchSize * 2, 256)
-            let rows = try ModelRecord<PageText>.filter(batch.contains(Column("id"))).fetchAll(db)
+            let marks = Array(repeating: "?", count: batch.count).joined(separator: ",")
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, bookId, number, text FROM page WHERE id IN (\(marks))",
+                arguments: StatementArguments(batch))
             let byId = Dictionary(
-                rows.compactMap { row in row.model.id.map { ($0, row.model) } }, uniquingKeysWith: { a, _ in a })
+                rows.map { row in (row[0] as Int64, pageText(row)) }, uniquingKeysWith: { a, _ in a })
             for id in batch {
                 guard let page = byId[id], bookId == nil || page.bookId == bookId else { continue }
                 if try !visit(page) { return false }
@@ -76,11 +79,15 @@ extension SQLiteStore {
     }
 
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
-        var request = ModelRecord<PageText>.all()
-        if let bookId { request = request.filter(Column("bookId") == bookId) }
-        let cursor = try request.order(Column("bookId"), Column("number")).fetchCursor(db)
-        while let record = try cursor.next() {
-            if try !visit(record.model) { return }
+        let cursor =
+            try bookId.map {
+                try Row.fetchCursor(
+                    db, sql: "SELECT id, bookId, number, text FROM page WHERE bookId = ? ORDER BY number",
+                    arguments: [$0])
+            }
+            ?? Row.fetchCursor(db, sql: "SELECT id, bookId, number, text FROM page ORDER BY bookId, number")
+        while let row = try cursor.next() {
+            if try !visit(pageText(row)) { return }
         }
     }
 
@@ -105,5 +112,13 @@ extension SQLiteStore {
 
 /// An FTS5 query holding every term as a quoted string (substrings, with the trigram index).
 private func ftsMatch(_ terms: [String]) -> String {
-    terms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+    terms.map { "\"" + $0.replacingAll("\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+}
+
+/// A page from `SELECT id, bookId, number, text`: read by hand, as searches read thousands of
+/// pages and Codable's decoding costs more than the row.
+private func pageText(_ row: Row) -> PageText {
+    var page = PageText(bookId: row[1], number: row[2], text: row[3])
+    page.id = row[0]
+    return page
 }

@@ -88,13 +88,13 @@ extension Page {
                 let overlap = min(box.x2, rect.x1) - max(box.x1, rect.x0)
                 return y >= rect.y0 && y <= rect.y1 && overlap >= width / 3
             }
-            if inside && !scalar.properties.isWhitespace {
+            if inside && !isBlank(scalar) {
                 if pendingSpace && !result.isEmpty { result.append(pendingBreak ? "\n" : " ") }
                 result.append(scalar)
                 pendingSpace = false
                 pendingBreak = false
             } else if !result.isEmpty {
-                pendingSpace = pendingSpace || scalar.properties.isWhitespace || !inside
+                pendingSpace = pendingSpace || isBlank(scalar) || !inside
                 pendingBreak = pendingBreak || scalar == "\n"
             }
         }
@@ -141,7 +141,7 @@ extension Page {
                 // A blank line where the next line starts well below this one.
                 var next = index + 1
                 while next < scalars.count, scalars[next] == " " || scalars[next] == "\t" { next += 1 }
-                if let last, next < scalars.count, !scalars[next].properties.isWhitespace {
+                if let last, next < scalars.count, !isBlank(scalars[next]) {
                     let below = boxes[next]
                     let height = max(last.y1 - last.y0, below.y1 - below.y0, 1)
                     if last.y0 - below.y1 > height * 0.8 {
@@ -152,8 +152,8 @@ extension Page {
                 index += 1
                 continue
             }
-            if !scalar.properties.isWhitespace {
-                if let last, let wordGap, index > 0, !scalars[index - 1].properties.isWhitespace,
+            if !isBlank(scalar) {
+                if let last, let wordGap, index > 0, !isBlank(scalars[index - 1]),
                     apart(last, box, wordGap)
                 {
                     text.append(" ")
@@ -183,7 +183,7 @@ private func wordBreakGap(_ scalars: [Unicode.Scalar], _ boxes: [PDFRect]) -> Do
             previous = nil
             continue
         }
-        if scalar.properties.isWhitespace {
+        if isBlank(scalar) {
             sawSpace = true
             continue
         }
@@ -216,4 +216,13 @@ private func onOneLine(_ left: PDFRect, _ right: PDFRect) -> Bool {
 private func apart(_ left: PDFRect, _ right: PDFRect, _ wordGap: Double) -> Bool {
     guard onOneLine(left, right) else { return true }
     return right.x0 - left.x1 > wordGap || right.x1 < left.x0
+}
+
+/// White space, with ASCII answered without Unicode's property tables (a lookup a character,
+/// on every character of every page extracted).
+@inline(__always)
+private func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+    let value = scalar.value
+    if value < 0x80 { return value == 0x20 || (value >= 0x09 && value <= 0x0D) }
+    return scalar.properties.isWhitespace
 }

@@ -44,7 +44,7 @@ enum Console {
 
     /// A cell: one line, at most `width` characters on a terminal.
     static func cell(_ text: String?, width: Int = 48) -> String {
-        let flat = (text ?? "-").replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+        let flat = (text ?? "-").replacingAll("\n", with: " ").replacingAll("\t", with: " ")
         guard stdoutIsTTY, flat.count > width else { return flat }
         return String(flat.prefix(width - 1)) + "…"
     }

@@ -23,10 +23,15 @@ public struct SearchableText: Sendable {
         var raw = [Int32]()
         var joins = [Int]()
         var spaceAt = 0
-        cased.reserveCapacity(text.unicodeScalars.count)
-        folded.reserveCapacity(text.unicodeScalars.count)
-        origin.reserveCapacity(text.unicodeScalars.count)
-        let scalars = Array(text.unicodeScalars)
+        // UTF-8 length: known without walking the string, and never less than the scalars.
+        let capacity = text.utf8.count
+        cased.reserveCapacity(capacity)
+        folded.reserveCapacity(capacity)
+        origin.reserveCapacity(capacity)
+        raw.reserveCapacity(capacity)
+        var scalars = [Unicode.Scalar]()
+        scalars.reserveCapacity(capacity)
+        for scalar in text.unicodeScalars { scalars.append(scalar) }
         var index = 0
         var pendingSpace = false
         while index < scalars.count {
@@ -56,10 +61,7 @@ public struct SearchableText: Sendable {
             cased.append(scalar)
             raw.append(Int32(index))
             let position = Int32(cased.count - 1)
-            for foldedScalar in fold(scalar) {
-                folded.append(foldedScalar)
-                origin.append(position)
-            }
+            appendFolded(scalar, to: &folded, origin: &origin, position: position)
             index += 1
         }
         // A hyphen at a line end may belong to the word ("applicative-order"): after the page,
@@ -85,10 +87,7 @@ public struct SearchableText: Sendable {
                     folded.append("-")
                     origin.append(Int32(max(0, join - 1)))
                 }
-                for foldedScalar in fold(cased[position]) {
-                    folded.append(foldedScalar)
-                    origin.append(Int32(position))
-                }
+                appendFolded(cased[position], to: &folded, origin: &origin, position: Int32(position))
             }
         }
         self.cased = cased
@@ -213,12 +212,22 @@ public func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
 
 /// Folds one scalar: ASCII lowercased directly; anything else through compatibility
 /// decomposition, dropping combining marks, then lowercase. Cached, as pages repeat scalars.
-private func fold(_ scalar: Unicode.Scalar) -> [Unicode.Scalar] {
+/// Appends the folded form of `scalar`, each folded scalar coming from `position`. ASCII, most of
+/// most pages, is lowercased in place, without an array a scalar.
+@inline(__always)
+private func appendFolded(
+    _ scalar: Unicode.Scalar, to folded: inout [Unicode.Scalar], origin: inout [Int32], position: Int32
+) {
     let value = scalar.value
     if value < 0x80 {
-        return [(value >= 0x41 && value <= 0x5a) ? Unicode.Scalar(value | 0x20)! : scalar]
+        folded.append((value >= 0x41 && value <= 0x5a) ? Unicode.Scalar(UInt8(value | 0x20)) : scalar)
+        origin.append(position)
+        return
     }
-    return FoldCache.shared.fold(scalar)
+    for foldedScalar in FoldCache.shared.fold(scalar) {
+        folded.append(foldedScalar)
+        origin.append(position)
+    }
 }
 
 private final class FoldCache: @unchecked Sendable {

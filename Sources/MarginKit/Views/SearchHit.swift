@@ -28,8 +28,7 @@ public struct SearchHit: Sendable, Encodable, Equatable {
         self.title = title
         self.page = page
         self.marked = marked
-        self.snippet = marked.replacingOccurrences(of: Self.markOpen, with: "").replacingOccurrences(
-            of: Self.markClose, with: "")
+        self.snippet = marked.replacingAll(Self.markOpen, with: "").replacingAll(Self.markClose, with: "")
         self.matches = matches
         self.kind = kind
     }

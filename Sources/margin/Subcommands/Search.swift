@@ -112,8 +112,8 @@ extension Margin {
                 for hit in group {
                     let markers: Set<Unicode.Scalar> = ["\u{1}", "\u{2}"]  // SearchHit.markOpen, markClose
                     let snippet = terminalSafe(hit.marked, keep: markers)
-                        .replacingOccurrences(of: SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
-                        .replacingOccurrences(of: SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
+                        .replacingAll(SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
+                        .replacingAll(SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
                     let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
                     Console.outRaw(
                         "  \(place.count >= 8 ? place : place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)"

@@ -1,0 +1,29 @@
+extension String {
+    /// The string with every occurrence of `target` replaced, compared byte for byte (UTF-8).
+    /// Foundation's `replacingOccurrences(of:with:)` goes through NSString on Linux: tens of
+    /// thousands of instructions for a short snippet, on every search hit.
+    public func replacingAll(_ target: String, with replacement: String) -> String {
+        let needle = Array(target.utf8)
+        guard !needle.isEmpty else { return self }
+        var bytes = Array(utf8)
+        guard bytes.count >= needle.count else { return self }
+        var result = [UInt8]()
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        var changed = false
+        let last = bytes.count - needle.count
+        while index < bytes.count {
+            if index <= last, bytes[index] == needle[0], bytes[index..<index + needle.count].elementsEqual(needle) {
+                result.append(contentsOf: replacement.utf8)
+                index += needle.count
+                changed = true
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        guard changed else { return self }
+        bytes = result
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

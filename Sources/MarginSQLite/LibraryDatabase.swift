@@ -158,13 +158,18 @@ public final class LibraryDatabase: LibraryStore {
 
     /// Opens a library that is complete at this build's schema, or returns nil (and opens
     /// nothing) when it needs creating or migrating.
-    private static func openCurrent(path: String) throws -> DatabasePool? {
-        let pool = try DatabasePool(path: path, configuration: makeConfiguration())
-        let current = try pool.read { db in
+    ///
+    /// One connection (a `DatabaseQueue`) serves the process: a command reads or writes one thing
+    /// at a time, and a pool would open a writer connection and set it up (several hundred
+    /// microseconds) for commands that only read. The file is in WAL mode (checked by the
+    /// caller), so other processes read while this one writes, and the other way round.
+    private static func openCurrent(path: String) throws -> DatabaseQueue? {
+        let queue = try DatabaseQueue(path: path, configuration: makeConfiguration())
+        let current = try queue.read { db in
             try !Schema.migrator.hasBeenSuperseded(db) && Schema.migrator.hasCompletedMigrations(db)
         }
-        if current { return pool }
-        try pool.close()
+        if current { return queue }
+        try queue.close()
         return nil
     }
 
@@ -194,11 +199,9 @@ public final class LibraryDatabase: LibraryStore {
     /// Ends a process's writing: moves everything in the WAL into the database file (so the file
     /// alone is the whole library) and records the write count beside it for `db check`.
     public func finishWriting() {
-        guard let repository = repository as? SQLiteRepository, repository.wrote.isSet, let path,
-            let pool = writer as? DatabasePool
-        else { return }
+        guard let repository = repository as? SQLiteRepository, repository.wrote.isSet, let path else { return }
         do {
-            let count = try pool.writeWithoutTransaction { db -> Int in
+            let count = try writer.writeWithoutTransaction { db -> Int in
                 try db.checkpoint(.truncate)
                 return try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             }

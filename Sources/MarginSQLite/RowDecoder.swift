@@ -65,13 +65,22 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        // Type identity, not protocol conformance: a pointer comparison.
-        if T.self == Date.self { return try value(key) as Date as! T }
-        if T.self == UUID.self { return try value(key) as UUID as! T }
-        if T.self == Data.self { return try value(key) as Data as! T }
+        // Type identity, not protocol conformance: a pointer comparison. T is then that very
+        // type, so the bits are the value (`as! T` would ask the runtime to check the cast).
+        if T.self == Date.self { return unsafeBitCast(try date(key), to: T.self) }
+        if T.self == UUID.self { return unsafeBitCast(try value(key) as UUID, to: T.self) }
+        if T.self == Data.self { return unsafeBitCast(try value(key) as Data, to: T.self) }
         // Anything else was stored as JSON text, as GRDB stores nested values.
         let text: String = try value(key)
         return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+
+    /// GRDB stores dates as UTC text, "2026-11-22 05:12:38.476": read here directly (GRDB's
+    /// parser goes through a calendar, tens of thousands of instructions a date); any other form
+    /// through GRDB.
+    private func date(_ key: Key) throws -> Date {
+        if let text = row[key.stringValue] as String?, let date = parseStoredDate(text) { return date }
+        return try value(key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -88,4 +97,38 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func superDecoder() throws -> any Decoder { RowDecoder(row: row) }
     func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row) }
+}
+
+/// "YYYY-MM-DD HH:MM:SS" with an optional ".SSS", in UTC; nil for anything else.
+func parseStoredDate(_ text: String) -> Date? {
+    let bytes = Array(text.utf8)
+    guard bytes.count == 19 || bytes.count == 23 else { return nil }
+    func number(_ start: Int, _ length: Int) -> Int? {
+        var value = 0
+        for index in start..<start + length {
+            let digit = Int(bytes[index]) - 48
+            guard digit >= 0 && digit <= 9 else { return nil }
+            value = value * 10 + digit
+        }
+        return value
+    }
+    guard bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x20, bytes[13] == 0x3A, bytes[16] == 0x3A,
+        let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+        let minute = number(14, 2), let second = number(17, 2), (1...12).contains(month), (1...31).contains(day),
+        hour < 24, minute < 60, second < 61
+    else { return nil }
+    var milliseconds = 0
+    if bytes.count == 23 {
+        guard bytes[19] == 0x2E, let value = number(20, 3) else { return nil }
+        milliseconds = value
+    }
+    // Days from 1970-01-01 to the civil date (H. Hinnant's algorithm, proleptic Gregorian).
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yearOfEra = y - era * 400
+    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    let days = era * 146_097 + dayOfEra - 719_468
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second
+    return Date(timeIntervalSince1970: Double(seconds) + Double(milliseconds) / 1_000)
 }

@@ -84,6 +84,12 @@ struct SQLiteStore: StoreWriter, TextIndex {
         try request(query.limit(nil)).fetchCount(db)
     }
 
+    func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int {
+        // Field names come from model code, never from users.
+        try request(query.limit(nil)).select(sql: "coalesce(sum(\"\(field.name)\"), 0)", as: Int.self).fetchOne(db)
+            ?? 0
+    }
+
     func insert<M: Model>(_ model: inout M) throws {
         var record = ModelRecord(model)
         try record.insert(db)

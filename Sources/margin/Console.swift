@@ -67,12 +67,25 @@ func shortDate(_ date: Date?) -> String {
 func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
     // Most text has none (JSON's line feeds aside): a byte scan says so without decoding.
     guard hasControls(text) else { return text }
-    var result = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars
-    where !isControl(scalar) || scalar == "\n" || scalar == "\t" || keep.contains(scalar) {
-        result.append(scalar)
+    // Byte by byte: C0 controls and DEL are single bytes, C1 controls 0xC2 0x80…0x9F.
+    let bytes = Array(text.utf8)
+    var result = [UInt8]()
+    result.reserveCapacity(bytes.count)
+    var index = 0
+    while index < bytes.count {
+        let byte = bytes[index]
+        if byte < 0x20 || byte == 0x7F {
+            if byte == 0x0A || byte == 0x09 || keep.contains(Unicode.Scalar(byte)) { result.append(byte) }
+            index += 1
+        } else if byte == 0xC2, index + 1 < bytes.count, bytes[index + 1] >= 0x80, bytes[index + 1] <= 0x9F {
+            if keep.contains(Unicode.Scalar(bytes[index + 1])) { result += [byte, bytes[index + 1]] }
+            index += 2
+        } else {
+            result.append(byte)
+            index += 1
+        }
     }
-    return String(result)
+    return String(decoding: result, as: UTF8.self)
 }
 
 /// Whether the text holds a control other than a line feed or a tab: a C0 byte, DEL, or a C1
@@ -88,8 +101,4 @@ private func hasControls(_ text: String) -> Bool {
         previous = byte
     }
     return false
-}
-
-private func isControl(_ scalar: Unicode.Scalar) -> Bool {
-    scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value <= 0x9F)
 }

@@ -96,3 +96,41 @@ import Testing
         #expect(expressions[6] == .match(#""sec"*"#), "a piece too short to expand starts nothing")
     }
 }
+
+/// Models are decoded from rows without GRDB's `Decodable` support: the same values.
+@Suite struct RowDecoderTests {
+    @Test func storedDatesReadAsGRDBReadsThem() throws {
+        for seconds in [0.0, 951_782_400.5, 1_763_788_358.476, 4_102_444_799.999, -86_400.25, 1_700_000_000] {
+            let date = Date(timeIntervalSince1970: seconds)
+            let stored = try #require(String.fromDatabaseValue(date.databaseValue))
+            let ours = try #require(parseStoredDate(stored), "\(stored)")
+            let grdb = try #require(Date.fromDatabaseValue(date.databaseValue))
+            #expect(abs(ours.timeIntervalSince1970 - grdb.timeIntervalSince1970) < 0.000_001, "\(stored)")
+        }
+        #expect(parseStoredDate("2026-13-01 00:00:00") == nil)
+        #expect(parseStoredDate("2026-11-22T05:12:38Z") == nil, "other forms are left to GRDB")
+    }
+
+    @Test func everyModelRoundTripsThroughTheRowDecoder() async throws {
+        let database = try LibraryDatabase()
+        let (book, highlight) = try await database.repository.write { writer in
+            var book = Book(sha256: String(repeating: "b", count: 64), title: "T", author: "A", pages: 2, bytes: 9)
+            book.memo = "memo"
+            try writer.insert(&book)
+            var highlight = Highlight(
+                bookId: book.id ?? 0, page: 1, text: "x", prefix: "p", suffix: "s", rects: [[1, 2, 3, 4.5]],
+                color: "#ffff00", note: nil)
+            try writer.insert(&highlight)
+            return (book, highlight)
+        }
+        let (readBook, readHighlight) = try await database.repository.read { reader in
+            (try reader.find(Book.self, id: book.id ?? 0), try reader.find(Highlight.self, id: highlight.id ?? 0))
+        }
+        #expect(readBook?.uuid == book.uuid && readBook?.memo == "memo" && readBook?.author == "A")
+        #expect(
+            readBook.map { abs($0.addedAt.timeIntervalSince1970 - book.addedAt.timeIntervalSince1970) } ?? 1 < 0.002)
+        #expect(
+            readHighlight?.rects == [[1, 2, 3, 4.5]] && readHighlight?.note == nil
+                && readHighlight?.uuid == highlight.uuid)
+    }
+}

@@ -81,6 +81,14 @@ public enum StoreConformance {
             try reader.fetch(Query<Book>().filter(Book.Fields.sha256.isIn([sha("1"), sha("3"), sha("9")])))
         }
         #expect(Set(some.map(\.title)) == ["Zen", "Mid"])
+        // Sums: of the rows matched (each made with 3 pages), 0 when none match.
+        let sums = try await repository.read { reader in
+            (
+                try reader.sum(Book.Fields.pages, Query<Book>().filter(Book.Fields.folder.hasPrefix("a"))),
+                try reader.sum(Book.Fields.pages, Query<Book>().filter(Book.Fields.title == "none"))
+            )
+        }
+        #expect(sums.0 == 6 && sums.1 == 0)
     }
 
     static func upsertUpdatesByNaturalKeyElseInserts(_ store: any LibraryStore) async throws {

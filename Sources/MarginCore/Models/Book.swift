@@ -53,6 +53,7 @@ public struct Book: Model, Equatable {
         public static let openedAt = Field<Book, Date?>("openedAt")
         public static let indexedAt = Field<Book, Date?>("indexedAt")
         public static let textlessPages = Field<Book, Int>("textlessPages")
+        public static let pages = Field<Book, Int>("pages")
     }
 }
 

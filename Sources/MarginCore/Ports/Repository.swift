@@ -24,6 +24,8 @@ public protocol SearchableModel: Model {
 public protocol StoreReader {
     func fetch<M: Model>(_ query: Query<M>) throws -> [M]
     func count<M: Model>(_ query: Query<M>) throws -> Int
+    /// The sum of an integer field over the rows the query matches (0 for none).
+    func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int
     /// The full-text index, read in the same snapshot.
     var textIndex: any TextIndex { get }
 }

@@ -137,9 +137,29 @@ public struct SearchableText: Sendable {
 
 /// A string made of these scalars.
 public func scalarString<S: Sequence>(_ scalars: S) -> String where S.Element == Unicode.Scalar {
-    var view = String.UnicodeScalarView()
-    view.append(contentsOf: scalars)
-    return String(view)
+    // Encoded to UTF-8 here: appending to a `String.UnicodeScalarView` costs hundreds of
+    // instructions a scalar.
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(scalars.underestimatedCount)
+    for scalar in scalars {
+        let value = scalar.value
+        if value < 0x80 {
+            bytes.append(UInt8(value))
+        } else if value < 0x800 {
+            bytes.append(UInt8(0xC0 | (value >> 6)))
+            bytes.append(UInt8(0x80 | (value & 0x3F)))
+        } else if value < 0x10000 {
+            bytes.append(UInt8(0xE0 | (value >> 12)))
+            bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
+            bytes.append(UInt8(0x80 | (value & 0x3F)))
+        } else {
+            bytes.append(UInt8(0xF0 | (value >> 18)))
+            bytes.append(UInt8(0x80 | ((value >> 12) & 0x3F)))
+            bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
+            bytes.append(UInt8(0x80 | (value & 0x3F)))
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// The term as the index sees it: folded, spaces collapsed.

@@ -29,11 +29,20 @@ public struct SearchOptions: Sendable {
     }
 }
 
+/// Books a search could not read all of: pages without a text layer (scans).
+public struct Textless: Sendable {
+    public var books = 0
+    public var pages = 0
+    /// The book's title, when `books` is 1.
+    public var title: String?
+}
+
 /// What a search found, and what it could not look at.
 public struct SearchResults: Sendable {
     public var hits: [SearchHit]
-    /// Searched books with pages that have no text layer: (title, pages).
-    public var textless: [(title: String, pages: Int)]
+    /// Searched books with pages that have no text layer: how many, their pages without text,
+    /// and the title when there is one such book.
+    public var textless: Textless
     /// The limit cut the results short: more pages match.
     public var more = false
     /// How many more pages match, when the index can tell: exactly for words and phrases,
@@ -60,7 +69,7 @@ extension Library {
             var hits = try await searchAnnotations(query, options: options)
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
-            return SearchResults(hits: hits, textless: [], more: more)
+            return SearchResults(hits: hits, textless: Textless(), more: more)
         }
         return try await repository.read { [options] store in
             var hits =
@@ -75,9 +84,10 @@ extension Library {
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
             var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
             if let bookId = options.bookId { scanned = scanned.filter(Book.Fields.id == bookId) }
-            let textless = try store.fetch(scanned.sorted(by: Book.Fields.id.ascending)).map {
-                ($0.title, $0.textlessPages)
-            }
+            // Counted, not read: a library of scans may hold thousands of such books.
+            var textless = Textless(
+                books: try store.count(scanned), pages: try store.sum(Book.Fields.textlessPages, scanned))
+            if textless.books == 1 { textless.title = try store.first(scanned)?.title }
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
             var results = SearchResults(hits: hits, textless: textless, more: more)

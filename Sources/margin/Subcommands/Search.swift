@@ -66,10 +66,9 @@ extension Margin {
             } else {
                 printHits(results.hits)
             }
-            let scans = results.textless.reduce(0) { $0 + $1.pages }
+            let scans = results.textless.pages
             if scans > 0 {
-                let books =
-                    results.textless.count == 1 ? "'\(results.textless[0].title)'" : "\(results.textless.count) books"
+                let books = results.textless.title.map { "'\($0)'" } ?? "\(results.textless.books) books"
                 global.note(
                     "note: \(pagesText(scans)) of \(books) \(scans == 1 ? "has" : "have") no text layer (scanned?) and \(scans == 1 ? "was" : "were") not searched"
                 )

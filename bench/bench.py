@@ -206,12 +206,14 @@ def peers(args, rows, notes):
                      "recollq", t["recollq"], "s"))
     rare = PEER_QUERIES[0][1][0]
     start = time.perf_counter()
-    grep = subprocess.run(["pdfgrep", "-r", "-i", "-n", "-c", rare, files_dir], capture_output=True, text=True)
+    grep = subprocess.run(["pdfgrep", "-r", "-i", "-n", rare, files_dir], capture_output=True, text=True,
+                          errors="replace")
     grep_t = time.perf_counter() - start
     margin_t = alternate(args.runs, {"m": lambda: run([MARGIN, "search", "--quiet", rare], env=env)})["m"]
     rows.append(("search", f"search rare word ({rare}) in {what}: margin search", margin_t, "pdfgrep -r -i -n",
                  grep_t, "s"))
-    grep_pages = sum(int(line.rsplit(":", 1)[1]) for line in grep.stdout.splitlines() if ":" in line)
+    # "FILE:PAGE:line": the distinct (file, page) pairs.
+    grep_pages = len({tuple(line.split(":", 2)[:2]) for line in grep.stdout.splitlines() if line.count(":") >= 2})
     found = margin_pages(rare, env)
     notes.append(f"'{rare}': margin finds {len(found)} pages, pdfgrep -i counts {grep_pages} "
                  f"({'equal' if len(found) == grep_pages else 'DIFFERENT'}).")

@@ -13,7 +13,10 @@ public func isoDate(_ date: Date) -> String {
 /// parameters that carry secrets (token, key, signature…), replaced by REDACTED. The library
 /// keeps the URL whole, so the PDF can still be fetched again.
 public func redactedURL(_ url: String) -> String {
-    guard url.contains("@") || url.contains("?"), var parts = URLComponents(string: url) else { return url }
+    // Bytes, not Foundation's `contains`: a listing asks this of every source.
+    guard url.utf8.contains(UInt8(ascii: "@")) || url.utf8.contains(UInt8(ascii: "?")),
+        var parts = URLComponents(string: url)
+    else { return url }
     var changed = false
     if parts.user != nil || parts.password != nil {
         parts.user = "REDACTED"

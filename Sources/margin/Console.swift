@@ -33,12 +33,18 @@ enum Console {
     /// Columns aligned with two spaces; the last column is not padded.
     static func table(_ header: [String], _ rows: [[String]]) {
         let all = [header] + rows
-        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
-        for row in all {
-            let cells = row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+        let counts = all.map { row in row.map(\.count) }
+        let widths = header.indices.map { column in counts.map { $0[column] }.max() ?? 0 }
+        // Padded and trimmed by hand: Foundation's padding(toLength:) and trimmingCharacters(in:)
+        // cost tens of thousands of instructions a cell on Linux.
+        for (row, count) in zip(all, counts) {
+            var line = ""
+            for (index, cell) in row.enumerated() {
+                if index > 0 { line += "  " }
+                line += cell
+                if index < row.count - 1 { line += String(repeating: " ", count: max(0, widths[index] - count[index])) }
             }
-            out(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            out(line.trimmingSpaces())
         }
     }
 
@@ -48,6 +54,12 @@ enum Console {
         guard stdoutIsTTY, flat.count > width else { return flat }
         return String(flat.prefix(width - 1)) + "…"
     }
+}
+
+/// `text` followed by spaces up to `width` characters.
+func padded(_ text: String, _ width: Int) -> String {
+    let count = text.count
+    return count >= width ? text : text + String(repeating: " ", count: width - count)
 }
 
 /// "2026-11-21 19:53" in local time.

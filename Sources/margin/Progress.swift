@@ -114,7 +114,7 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
         let rate = Double(t.received - t.resumedAt) / elapsed
         let safe = terminalSafe(t.name)
         let name =
-            safe.count > 24 ? String(safe.prefix(23)) + "…" : safe.padding(toLength: 24, withPad: " ", startingAt: 0)
+            safe.count > 24 ? String(safe.prefix(23)) + "…" : padded(safe, 24)
         guard let total = t.total, total > 0 else {
             return "\(name) \(formatBytes(t.received))  \(formatBytes(Int64(rate)))/s"
         }

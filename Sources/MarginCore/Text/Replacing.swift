@@ -27,3 +27,15 @@ extension String {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
+
+extension String {
+    /// The string without spaces and tabs at either end (what `trimmingCharacters(in:
+    /// .whitespaces)` does for a table's line, without Foundation's cost).
+    public func trimmingSpaces() -> String {
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
+        let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })!
+        if first == bytes.startIndex && last == bytes.index(before: bytes.endIndex) { return self }
+        return String(self[first...last])
+    }
+}

@@ -27,7 +27,7 @@ extension Margin {
                     "pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))"
                 )
                 for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
-                    Console.out(name.padding(toLength: 11, withPad: " ", startingAt: 0) + String(count))
+                    Console.out(padded(name, 11) + String(count))
                 }
             }
         }

@@ -11,7 +11,8 @@ extension Margin {
             discussion: """
                 Words and "quoted phrases" (all must be on the page), case- and accent-insensitive, \
                 matching inside words as pdfgrep does; a phrase broken across lines or hyphenated at \
-                a line end is still found. Hits are ranked (bm25) and grouped by book; pages are 1-based.
+                a line end is still found. Hits are ranked (bm25) and grouped by book; a query matching \
+                more than 2,000 pages (a common word) lists them in library order. Pages are 1-based.
 
                 No matches is not an error: the exit status is 0 and stderr says "no matches" \
                 (with --json, stdout is []). When --limit cuts the results short, stderr says so.
@@ -115,7 +116,7 @@ extension Margin {
                         .replacingAll(SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
                     let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
                     Console.outRaw(
-                        "  \(place.count >= 8 ? place : place.padding(toLength: 8, withPad: " ", startingAt: 0)) \(snippet)"
+                        "  \(place.count >= 8 ? place : padded(place, 8)) \(snippet)"
                     )
                 }
             }

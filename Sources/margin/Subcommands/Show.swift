@@ -44,7 +44,7 @@ extension Margin {
             }
             if let memo = book.memo { lines.append(("memo", memo)) }
             for (key, value) in lines {
-                Console.out(key.padding(toLength: 10, withPad: " ", startingAt: 0) + value)
+                Console.out(padded(key, 10) + value)
             }
         }
     }

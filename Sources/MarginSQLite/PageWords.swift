@@ -28,13 +28,17 @@ enum PageWords {
 
     /// Applies the queued page changes to the index: a page's words leave with the text it had
     /// when first queued (what the index holds), and its current text, if it still exists, goes in.
-    static func sync(_ db: Database) throws {
+    /// `known`: words already worked out for pages inserted (and not changed since) in this
+    /// transaction.
+    static func sync(_ db: Database, known: [Int64: String] = [:]) throws {
         let rows = try Row.fetchAll(db, sql: "SELECT page, old FROM page_pending ORDER BY seq")
         guard !rows.isEmpty else { return }
         var order = [Int64]()
         var indexed = [Int64: String?]()
+        var events = [Int64: Int]()
         for row in rows {
             let page: Int64 = row[0]
+            events[page, default: 0] += 1
             if indexed[page] == nil {
                 order.append(page)
                 indexed[page] = .some(row[1])
@@ -47,7 +51,12 @@ enum PageWords {
                     sql: "INSERT INTO page_words(page_words, rowid, words) VALUES ('delete', ?, ?)",
                     arguments: [page, words(of: old)])
             }
-            if let text = try String.fetchOne(db, sql: "SELECT text FROM page WHERE id = ?", arguments: [page]) {
+            // One event, an insert: the page holds the text its words were worked out from.
+            if events[page] == 1, case .some(.none) = indexed[page], let words = known[page] {
+                try insert(page: page, words: words, db, vocabulary: &vocabulary)
+            } else if let text = try String.fetchOne(
+                db, sql: "SELECT text FROM page WHERE id = ?", arguments: [page])
+            {
                 try insert(page: page, text: text, db, vocabulary: &vocabulary)
             }
         }
@@ -56,12 +65,17 @@ enum PageWords {
 
     /// Indexes one page and adds its new words to the vocabulary (`seen`: words known to be there).
     static func insert(page: Int64, text: String, _ db: Database, vocabulary seen: inout Set<String>) throws {
-        let words = indexWords(SearchableText(text).folded)
+        try insert(page: page, words: words(of: text), db, vocabulary: &seen)
+    }
+
+    /// Indexes one page by its words (space-separated) and adds new ones to the vocabulary.
+    static func insert(page: Int64, words: String, _ db: Database, vocabulary seen: inout Set<String>) throws {
         try db.cachedStatement(sql: "INSERT INTO page_words(rowid, words) VALUES (?, ?)")
-            .execute(arguments: [page, words.joined(separator: " ")])
+            .execute(arguments: [page, words])
         let addWord = try db.cachedStatement(sql: "INSERT OR IGNORE INTO term(word) VALUES (?)")
-        for word in words where seen.insert(word).inserted {
-            try addWord.execute(arguments: [word])
+        for piece in words.split(separator: " ") {
+            let word = String(piece)
+            if seen.insert(word).inserted { try addWord.execute(arguments: [word]) }
         }
     }
 

@@ -21,9 +21,10 @@ struct SQLiteRepository: Repository {
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) async throws -> T {
         do {
             let result = try await writer.write { db in
-                let result = try body(SQLiteStore(db: db))
+                let inserted = InsertedWords()
+                let result = try body(SQLiteStore(db: db, insertedWords: inserted))
                 // The page index follows the pages this transaction changed.
-                try PageWords.sync(db)
+                try PageWords.sync(db, known: inserted.words)
                 // Counts committed writes in the file header; `db check` compares it with the
                 // count recorded after the last checkpoint to notice a lost or stale -wal.
                 let count = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
@@ -73,6 +74,13 @@ struct ModelRecord<M: Model>: Codable, FetchableRecord, MutablePersistableRecord
 
 struct SQLiteStore: StoreWriter, TextIndex {
     let db: Database
+    /// Words of the pages this transaction inserted, worked out before it (see `PageText`).
+    var insertedWords: InsertedWords?
+
+    init(db: Database, insertedWords: InsertedWords? = nil) {
+        self.db = db
+        self.insertedWords = insertedWords
+    }
 
     var textIndex: any TextIndex { self }
 
@@ -94,6 +102,11 @@ struct SQLiteStore: StoreWriter, TextIndex {
         var record = ModelRecord(model)
         try record.insert(db)
         model = record.model
+        if M.self == PageText.self, let insertedWords, let page = model as? PageText, let id = page.id,
+            let words = page.indexedWords
+        {
+            insertedWords.words[id] = words
+        }
     }
 
     func update<M: Model>(_ model: M) throws {
@@ -176,4 +189,9 @@ func databaseValue(_ value: StoreValue) -> DatabaseValue {
     // Stored as GRDB stores a record's UUID: 16 bytes.
     case .uuid(let uuid): return uuid.databaseValue
     }
+}
+
+/// The index words of pages inserted in one write transaction, by page id.
+final class InsertedWords {
+    var words: [Int64: String] = [:]
 }

@@ -61,6 +61,36 @@ import Testing
         }
     }
 
+    /// Words worked out before the write (as `add` does, on all cores) index a page exactly as
+    /// the store would: FTS5 finds the index consistent after the pages are added and removed.
+    @Test func wordsWorkedOutAheadIndexThePageTheSame() async throws {
+        let database = try LibraryDatabase()
+        let texts = ["Ünïcode café — naïve", "radio-\nisotopes and co-\noperation", "plain words here"]
+        let bookId = try await database.repository.write { writer in
+            var book = Book(sha256: String(repeating: "c", count: 64), title: "T", author: nil, pages: 3, bytes: 1)
+            try writer.insert(&book)
+            for (offset, text) in texts.enumerated() {
+                var page = PageText(bookId: book.id ?? 0, number: offset + 1, text: text)
+                page.computeIndexedWords()
+                try writer.insert(&page)
+            }
+            return book.id ?? 0
+        }
+        func check() async throws {
+            try await database.writer.write { db in
+                try db.execute(sql: "INSERT INTO page_words(page_words, rank) VALUES ('integrity-check', 0)")
+            }
+        }
+        try await check()
+        #expect(try await candidates(database, "cafe") == [1])
+        #expect(try await candidates(database, "isotope") == [2])
+        try await database.repository.write { writer in
+            _ = try writer.delete(Query<PageText>().filter(PageText.Fields.bookId == bookId))
+        }
+        try await check()
+        #expect(try await candidates(database, "cafe") == [])
+    }
+
     /// A term on more pages than are ranked lists them all, in library order; fewer are ranked.
     @Test func aCommonTermListsEveryPageInLibraryOrder() async throws {
         let database = try LibraryDatabase()

@@ -131,8 +131,22 @@ public struct PageText: Model, Equatable {
     /// 1-based.
     public var number: Int
     public var text: String
+    /// The words the page index holds for this text (`indexWords` of its folded form, joined by
+    /// spaces), when worked out ahead of the write (on all cores, while the book is read); not
+    /// stored. A store uses them instead of working them out inside its write transaction.
+    public var indexedWords: String?
 
     enum CodingKeys: String, CodingKey { case id, bookId, number, text }
+
+    /// Equal pages have equal text; `indexedWords` follows from it.
+    public static func == (lhs: PageText, rhs: PageText) -> Bool {
+        lhs.id == rhs.id && lhs.bookId == rhs.bookId && lhs.number == rhs.number && lhs.text == rhs.text
+    }
+
+    /// `indexedWords` worked out for this text.
+    public mutating func computeIndexedWords() {
+        indexedWords = indexWords(SearchableText(text).folded).joined(separator: " ")
+    }
 
     public init(bookId: Int64, number: Int, text: String) {
         self.bookId = bookId

@@ -9,7 +9,13 @@ typealias ExtractedText = PagesText
 extension Library {
     /// The text of every page of the PDF at `path`, within this library's configured limits.
     func extractText(path: String, password: String?, pageCount: Int) throws -> ExtractedText {
-        try TextExtractor.extract(path: path, password: password, pageCount: pageCount, configuration: configuration)
+        var text = try TextExtractor.extract(
+            path: path, password: password, pageCount: pageCount, configuration: configuration)
+        // The index's words are worked out here, on all cores, so the write that stores the
+        // pages (one at a time, for the whole library) doesn't.
+        let words = parallelMap(text.pages.map(\.text)) { indexWords(SearchableText($0).folded).joined(separator: " ") }
+        for index in text.pages.indices { text.pages[index].indexedWords = words[index] }
+        return text
     }
 }
 
@@ -131,5 +137,39 @@ private final class WorkerResults: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return results
+    }
+}
+
+/// `transform` of every element, on all cores (each worker takes every n-th element).
+func parallelMap<T: Sendable, R>(_ items: [T], _ transform: @Sendable (T) -> R) -> [R] {
+    guard !items.isEmpty else { return [] }
+    let results = ResultSlots<R>(count: items.count)
+    let workers = max(1, min(items.count, ProcessInfo.processInfo.activeProcessorCount))
+    DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        var index = worker
+        while index < items.count {
+            results.set(index, transform(items[index]))
+            index += workers
+        }
+    }
+    return results.values()
+}
+
+/// One slot a result, each written by one worker only.
+private final class ResultSlots<R>: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<R?>
+
+    init(count: Int) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: nil)
+    }
+
+    func set(_ index: Int, _ value: R) { slots[index] = value }
+
+    func values() -> [R] { slots.map { $0! } }
+
+    deinit {
+        slots.deinitialize()
+        slots.deallocate()
     }
 }

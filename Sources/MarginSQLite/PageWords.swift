@@ -19,13 +19,6 @@ enum PageWords {
     /// A term matching more words of the vocabulary than this is not asked of the index.
     static let maxExpansions = 5_000
 
-    /// The words of a page's text, space-separated, as `page_words` holds them. The `ascii`
-    /// tokenizer splits at ASCII spaces and punctuation only, and a word holds neither, so FTS5's
-    /// tokens are exactly these words.
-    static func words(of text: String) -> String {
-        indexWords(SearchableText(text).folded).joined(separator: " ")
-    }
-
     /// Applies the queued page changes to the index: a page's words leave with the text it had
     /// when first queued (what the index holds), and its current text, if it still exists, goes in.
     /// `known`: words already worked out for pages inserted (and not changed since) in this
@@ -49,7 +42,7 @@ enum PageWords {
             if case .some(.some(let old)) = indexed[page] {
                 try db.execute(
                     sql: "INSERT INTO page_words(page_words, rowid, words) VALUES ('delete', ?, ?)",
-                    arguments: [page, words(of: old)])
+                    arguments: [page, indexedWords(of: old)])
             }
             // One event, an insert: the page holds the text its words were worked out from.
             if events[page] == 1, case .some(.none) = indexed[page], let words = known[page] {
@@ -65,10 +58,12 @@ enum PageWords {
 
     /// Indexes one page and adds its new words to the vocabulary (`seen`: words known to be there).
     static func insert(page: Int64, text: String, _ db: Database, vocabulary seen: inout Set<String>) throws {
-        try insert(page: page, words: words(of: text), db, vocabulary: &seen)
+        try insert(page: page, words: indexedWords(of: text), db, vocabulary: &seen)
     }
 
-    /// Indexes one page by its words (space-separated) and adds new ones to the vocabulary.
+    /// Indexes one page by its words (`indexedWords`: space-separated) and adds new ones to the
+    /// vocabulary. The `ascii` tokenizer splits at ASCII spaces and punctuation only, and a word
+    /// holds neither, so FTS5's tokens are exactly these words.
     static func insert(page: Int64, words: String, _ db: Database, vocabulary seen: inout Set<String>) throws {
         try db.cachedStatement(sql: "INSERT INTO page_words(rowid, words) VALUES (?, ?)")
             .execute(arguments: [page, words])

@@ -65,11 +65,10 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        // Type identity, not protocol conformance: a pointer comparison. T is then that very
-        // type, so the bits are the value (`as! T` would ask the runtime to check the cast).
-        if T.self == Date.self { return unsafeBitCast(try date(key), to: T.self) }
-        if T.self == UUID.self { return unsafeBitCast(try value(key) as UUID, to: T.self) }
-        if T.self == Data.self { return unsafeBitCast(try value(key) as Data, to: T.self) }
+        // Casts to a concrete type: no protocol conformance is looked up.
+        if T.self == Date.self, let date = try date(key) as? T { return date }
+        if T.self == UUID.self, let uuid = try value(key) as UUID as? T { return uuid }
+        if T.self == Data.self, let data = try value(key) as Data as? T { return data }
         // Anything else was stored as JSON text, as GRDB stores nested values.
         let text: String = try value(key)
         return try JSONDecoder().decode(T.self, from: Data(text.utf8))

@@ -112,7 +112,7 @@ extension SQLiteStore {
 
 /// An FTS5 query holding every term as a quoted string (substrings, with the trigram index).
 private func ftsMatch(_ terms: [String]) -> String {
-    terms.map { "\"" + $0.replacingAll("\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+    terms.map(PageWords.quoted).joined(separator: " AND ")
 }
 
 /// A page from `SELECT id, bookId, number, text`: read by hand, as searches read thousands of

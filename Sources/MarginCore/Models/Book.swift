@@ -145,7 +145,7 @@ public struct PageText: Model, Equatable {
 
     /// `indexedWords` worked out for this text.
     public mutating func computeIndexedWords() {
-        indexedWords = indexWords(SearchableText(text).folded).joined(separator: " ")
+        indexedWords = MarginCore.indexedWords(of: text)
     }
 
     public init(bookId: Int64, number: Int, text: String) {

@@ -21,6 +21,12 @@ public func isIndexWordScalar(_ scalar: Unicode.Scalar) -> Bool {
     }
 }
 
+/// The words a page index holds for a page's text: `indexWords` of its folded form, joined by
+/// single spaces.
+public func indexedWords(of text: String) -> String {
+    indexWords(SearchableText(text).folded).joined(separator: " ")
+}
+
 /// The words of folded text, in order, each once per occurrence.
 public func indexWords<C: Collection>(_ folded: C) -> [String] where C.Element == Unicode.Scalar {
     var words = [String]()

@@ -5,7 +5,7 @@ extension String {
     public func replacingAll(_ target: String, with replacement: String) -> String {
         let needle = Array(target.utf8)
         guard !needle.isEmpty else { return self }
-        var bytes = Array(utf8)
+        let bytes = Array(utf8)
         guard bytes.count >= needle.count else { return self }
         var result = [UInt8]()
         result.reserveCapacity(bytes.count)
@@ -22,9 +22,7 @@ extension String {
                 index += 1
             }
         }
-        guard changed else { return self }
-        bytes = result
-        return String(decoding: bytes, as: UTF8.self)
+        return changed ? String(decoding: result, as: UTF8.self) : self
     }
 }
 

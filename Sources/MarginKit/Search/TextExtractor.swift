@@ -13,7 +13,7 @@ extension Library {
             path: path, password: password, pageCount: pageCount, configuration: configuration)
         // The index's words are worked out here, on all cores, so the write that stores the
         // pages (one at a time, for the whole library) doesn't.
-        let words = parallelMap(text.pages.map(\.text)) { indexWords(SearchableText($0).folded).joined(separator: " ") }
+        let words = parallelMap(text.pages.map(\.text), indexedWords(of:))
         for index in text.pages.indices { text.pages[index].indexedWords = words[index] }
         return text
     }

@@ -268,3 +268,40 @@ final class SelfSignedServer {
         #expect(box.folder.files().filter { $0.contains("cache/tmp/") }.isEmpty)
     }
 }
+
+/// Text extraction children serve one book after another: what each book gets is its own text,
+/// whatever the child read before, and a child stopped for its time limit or answering with an
+/// error leaves the next books of the same command read right.
+@Suite struct ExtractorReuseTests {
+    @Test func oneAddReadsEveryBookRightThroughReusedChildren() throws {
+        let names = ["sample.pdf", "fanout.pdf", "second.pdf", "prose.pdf", "encrypted.pdf", "layout.pdf", "mixed.pdf"]
+        let box = Sandbox()
+        let result = try box.margin.run(
+            ["add", "--json"] + names.map { Fixtures.pdf($0) }, environment: ["MARGIN_POPPLER_TIMEOUT": "3"],
+            timeout: 120)
+        #expect(result.status == 1, "\(result)")
+        let outcomes = try #require(try result.json() as? [[String: Any]], "\(result)")
+        #expect(outcomes.count == names.count)
+        var added = [String: Int]()
+        for (name, outcome) in zip(names, outcomes) {
+            let ok = outcome["ok"] as? Bool == true
+            switch name {
+            case "fanout.pdf":
+                #expect(!ok && outcome.string("error")?.contains("poppler took longer than 3 s") == true, "\(outcome)")
+            case "encrypted.pdf":
+                #expect(!ok && outcome.string("error")?.contains("password") == true, "\(outcome)")
+            default:
+                #expect(ok, "\(name): \(outcome)")
+                added[name] = (outcome["book"] as? [String: Any])?.int("id")
+            }
+        }
+        // Each book's stored text equals what a library given that book alone stores.
+        for (name, id) in added {
+            let alone = Sandbox()
+            try alone.ok("add", Fixtures.pdf(name))
+            let expected = try alone.ok("text", "1").stdout
+            #expect(!expected.isEmpty)
+            #expect(try box.ok("text", String(id)).stdout == expected, "\(name)")
+        }
+    }
+}

@@ -7,12 +7,19 @@ import MarginCore
 ///
 /// The child is this same executable, started with `helperCommand` as its first argument; the
 /// CLI names itself in `Configuration.extractionHelper` (tests of the library alone extract in
-/// process).
+/// process). A child serves one book after another (starting a process and loading poppler cost
+/// more than reading a short PDF), until it has served `booksPerHelper`, failed, or run out of
+/// time; then it is replaced.
 public enum PopplerIsolation {
     public static let helperCommand = "__extract-text"
+    /// Books a child reads before a fresh one takes over (whatever poppler keeps is let go).
+    static let booksPerHelper = 64
 
-    /// Runs in the child: extracts the text and writes each page as a 4-byte length and its
-    /// UTF-8 bytes on stdout. The password, if any, is the first line of stdin.
+    /// Runs in the child: reads requests on stdin until it ends, and answers each on stdout.
+    ///
+    /// A request: the page count, the path and the password (empty for none), each field a
+    /// 4-byte little-endian length and its UTF-8 bytes. An answer: a status byte, 0 for the text
+    /// (then each page as a length and its bytes) or 1 for an error (then its message).
     public static func runHelper(_ arguments: [String], configuration: Configuration) -> Int32 {
         let memoryLimit = configuration.popplerMemoryLimit
         var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
@@ -23,186 +30,269 @@ public enum PopplerIsolation {
             while getppid() == parent { usleep(200_000) }
             _exit(3)
         }
-        guard arguments.count == 2, let pages = Int(arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: margin \(helperCommand) PATH PAGES\n".utf8))
+        guard arguments.isEmpty else {
+            FileHandle.standardError.write(Data("usage: margin \(helperCommand) (requests on stdin)\n".utf8))
             return 2
         }
-        let input = FileHandle.standardInput.readDataToEndOfFile()
-        let line = String(decoding: input, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first
-            .map(String.init)
-        let password = line.flatMap { $0.isEmpty ? nil : $0 }
-        do {
-            let extracted = try TextExtractor.extractInProcess(
-                path: arguments[0], password: password, pageCount: pages, workers: configuration.extractWorkers)
-            var output = Data()
-            for page in extracted.pages {
-                let bytes = Data(page.text.utf8)
-                var length = UInt32(bytes.count).littleEndian
-                output.append(Data(bytes: &length, count: 4))
-                output.append(bytes)
-                if output.count > 1 << 20 {
-                    FileHandle.standardOutput.write(output)
-                    output.removeAll(keepingCapacity: true)
-                }
+        let input = FrameReader(descriptor: 0)
+        while let pagesField = input.field() {
+            guard let pageCount = Int(String(decoding: pagesField, as: UTF8.self)),
+                let pathField = input.field(), let passwordField = input.field()
+            else { return 2 }
+            let path = String(decoding: pathField, as: UTF8.self)
+            let password = passwordField.isEmpty ? nil : String(decoding: passwordField, as: UTF8.self)
+            var answer = FrameWriter()
+            do {
+                let extracted = try TextExtractor.extractInProcess(
+                    path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers)
+                answer.byte(0)
+                for page in extracted.pages { answer.field(page.text) }
+            } catch {
+                answer = FrameWriter()
+                answer.byte(1)
+                answer.field(error.localizedDescription)
             }
-            FileHandle.standardOutput.write(output)
-            return 0
-        } catch {
-            FileHandle.standardError.write(Data(error.localizedDescription.utf8))
-            return 1
+            guard answer.flush(to: 1) else { return 1 }
         }
+        return 0
     }
 
-    /// Runs the helper on `path` and reads the pages back.
+    /// Has a child read the text of `path`, and reads the pages back.
     static func extract(
         helper: String, path: String, password: String?, pageCount: Int, configuration: Configuration
     ) throws -> ExtractedText {
         let memoryLimit = configuration.popplerMemoryLimit
-        let child = try Child(helper, [helperCommand, path, String(pageCount)])
-        child.send(Data(((password ?? "") + "\n").utf8))
+        var request = FrameWriter()
+        request.field(String(pageCount))
+        request.field(path)
+        request.field(password ?? "")
+        // A waiting child that has gone meanwhile takes no request: a fresh one does.
+        var child = try HelperPool.shared.take(helper)
+        if !request.flush(to: child.input) {
+            _ = child.end()
+            child = try HelperPool.shared.take(helper, fresh: true)
+            guard request.flush(to: child.input) else {
+                let status = child.end()
+                throw MarginError.popplerLimit(
+                    "the text extractor did not start (\(status.exited ? "exit \(status.code)" : "signal \(status.code)"))")
+            }
+        }
         let limit = configuration.popplerTimeLimit(pages: pageCount)
         let timedOut = WriteFlag()
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + limit)
+        let pid = child.pid
         timer.setEventHandler {
             timedOut.set()
-            kill(child.pid, SIGKILL)
+            kill(pid, SIGKILL)
         }
         timer.resume()
-        let (data, errorData, status) = child.finish()
+        let answer = child.output.answer(pageCount: pageCount)
         timer.cancel()
-        if timedOut.isSet {
-            throw MarginError.popplerLimit(
-                "poppler took longer than \(Int(limit)) s to read its text (a PDF built to exhaust readers?)")
-        }
-        guard status.exited, status.code == 0 else {
-            let message = String(decoding: errorData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if !status.exited || message.isEmpty {
+        guard let answer, !timedOut.isSet else {
+            let status = child.end()
+            if timedOut.isSet {
                 throw MarginError.popplerLimit(
-                    "poppler stopped while reading its text (\(status.exited ? "exit \(status.code)" : "signal \(status.code)"); "
-                        + "memory limit \(memoryLimit >> 20) MB)")
+                    "poppler took longer than \(Int(limit)) s to read its text (a PDF built to exhaust readers?)")
             }
-            throw MarginError.io(message)
+            throw MarginError.popplerLimit(
+                "poppler stopped while reading its text (\(status.exited ? "exit \(status.code)" : "signal \(status.code)"); "
+                    + "memory limit \(memoryLimit >> 20) MB)")
         }
-        var pages = [PageText]()
-        pages.reserveCapacity(pageCount)
-        var offset = 0
-        while offset + 4 <= data.count, pages.count < pageCount {
-            let length = data[offset..<offset + 4].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-            offset += 4
-            guard offset + length <= data.count else { break }
-            pages.append(
-                PageText(
-                    bookId: 0, number: pages.count + 1,
-                    text: String(decoding: data[offset..<offset + length], as: UTF8.self)))
-            offset += length
+        HelperPool.shared.give(child)
+        switch answer {
+        case .failure(let message): throw MarginError.io(message)
+        case .success(let texts):
+            guard texts.count == pageCount else {
+                throw MarginError.popplerLimit("the text extractor returned \(texts.count) of \(pageCount) pages")
+            }
+            return ExtractedText(
+                pages: texts.enumerated().map { PageText(bookId: 0, number: $0.offset + 1, text: $0.element) })
         }
-        guard pages.count == pageCount else {
-            throw MarginError.popplerLimit("the text extractor returned \(pages.count) of \(pageCount) pages")
-        }
-        return ExtractedText(pages: pages)
     }
 }
 
-/// A child process started with `posix_spawn`, its stdin, stdout and stderr on pipes, reaped
-/// with `waitpid` (Foundation's Process waits in steps of tens of milliseconds, which a child per
-/// book would pay each time).
+/// Children waiting for their next book.
+private final class HelperPool: @unchecked Sendable {
+    static let shared = HelperPool()
+    private let lock = NSLock()
+    private var idle = [Child]()
+
+    func take(_ executable: String, fresh: Bool = false) throws -> Child {
+        lock.lock()
+        let waiting = fresh ? nil : idle.popLast()
+        lock.unlock()
+        return try waiting ?? Child(executable, [PopplerIsolation.helperCommand])
+    }
+
+    func give(_ child: Child) {
+        child.served += 1
+        guard child.served < PopplerIsolation.booksPerHelper else {
+            // Its input closed, it ends; reaped off this thread.
+            DispatchQueue.global().async { _ = child.end() }
+            return
+        }
+        lock.lock()
+        idle.append(child)
+        lock.unlock()
+    }
+}
+
+/// The answer to one request, or nil when the child's output ended or made no sense.
+private enum Answer {
+    case success([String])
+    case failure(String)
+}
+
+/// A child process started with `posix_spawn`, its stdin and stdout on pipes and its stderr
+/// (poppler's warnings) on /dev/null, reaped with `waitpid`.
 private final class Child: @unchecked Sendable {
     static let spawning = NSLock()
     let pid: pid_t
-    private let input: Int32
-    private let output: Int32
-    private let errors: Int32
+    let input: Int32
+    let output: FrameReader
+    var served = 0
 
     init(_ executable: String, _ arguments: [String]) throws {
         var inPipe: [Int32] = [0, 0]
         var outPipe: [Int32] = [0, 0]
-        var errPipe: [Int32] = [0, 0]
         // A child spawned meanwhile for another book must not hold these pipes open: spawns take
         // turns, and the pipes are close-on-exec (the copies made for the child are not).
         Child.spawning.lock()
         defer { Child.spawning.unlock() }
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else {
+        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else {
             throw MarginError.io("cannot start the text extractor: \(String(cString: strerror(errno)))")
         }
-        for descriptor in inPipe + outPipe + errPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        for descriptor in inPipe + outPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        for descriptor in inPipe + outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        for descriptor in inPipe + outPipe { posix_spawn_file_actions_addclose(&actions, descriptor) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
         let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
         close(inPipe[0])
         close(outPipe[1])
-        close(errPipe[1])
         guard result == 0 else {
-            [inPipe[1], outPipe[0], errPipe[0]].forEach { close($0) }
+            close(inPipe[1])
+            close(outPipe[0])
             throw MarginError.io("cannot start the text extractor \(executable): \(String(cString: strerror(result)))")
         }
         pid = child
         input = inPipe[1]
-        output = outPipe[0]
-        errors = errPipe[0]
+        output = FrameReader(descriptor: outPipe[0])
     }
 
-    /// Writes `data` to the child's stdin and closes it.
-    func send(_ data: Data) {
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(input, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { break }
-                offset += written
-            }
-        }
+    /// Closes the pipes and reaps the child: how it ended.
+    func end() -> (exited: Bool, code: Int32) {
         close(input)
-    }
-
-    /// Reads stdout and stderr to their ends, then reaps the child.
-    func finish() -> (output: Data, errors: Data, status: (exited: Bool, code: Int32)) {
-        let errorText = ErrorText()
-        let group = DispatchGroup()
-        group.enter()
-        let errors = self.errors
-        DispatchQueue.global().async {
-            errorText.set(readAll(errors))
-            group.leave()
-        }
-        let data = readAll(output)
-        group.wait()
-        close(output)
-        close(errors)
+        close(output.descriptor)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let signal = status & 0x7f
-        return (data, errorText.get(), signal == 0 ? (true, (status >> 8) & 0xff) : (false, signal))
+        return signal == 0 ? (true, (status >> 8) & 0xff) : (false, signal)
     }
 }
 
-/// Everything a descriptor gives until its end.
-private func readAll(_ descriptor: Int32) -> Data {
-    var data = Data()
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { break }
-        data.append(buffer, count: count)
+/// Length-prefixed fields read from a descriptor, buffered.
+private final class FrameReader: @unchecked Sendable {
+    let descriptor: Int32
+    private var buffer = [UInt8]()
+    private var start = 0
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    /// Makes `count` bytes available from `start`; false at the end of the input.
+    private func fill(_ count: Int) -> Bool {
+        if buffer.count - start >= count { return true }
+        buffer.removeFirst(start)
+        start = 0
+        var chunk = [UInt8](repeating: 0, count: max(1 << 16, count - buffer.count))
+        while buffer.count < count {
+            let read = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if read < 0 && errno == EINTR { continue }
+            if read <= 0 { return false }
+            buffer.append(contentsOf: chunk[0..<read])
+        }
+        return true
     }
-    return data
+
+    func byte() -> UInt8? {
+        guard fill(1) else { return nil }
+        start += 1
+        return buffer[start - 1]
+    }
+
+    func field() -> [UInt8]? {
+        guard fill(4) else { return nil }
+        let length = (0..<4).reduce(0) { $0 | Int(buffer[start + $1]) << (8 * $1) }
+        guard length <= 1 << 30, fill(4 + length) else { return nil }
+        defer { start += 4 + length }
+        return Array(buffer[start + 4..<start + 4 + length])
+    }
+
+    func answer(pageCount: Int) -> Answer? {
+        switch byte() {
+        case 0:
+            var texts = [String]()
+            texts.reserveCapacity(pageCount)
+            for _ in 0..<pageCount {
+                guard let field = field() else { return nil }
+                texts.append(String(decoding: field, as: UTF8.self))
+            }
+            return .success(texts)
+        case 1: return field().map { .failure(String(decoding: $0, as: UTF8.self)) }
+        default: return nil
+        }
+    }
 }
 
-private final class ErrorText: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
-    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+/// Length-prefixed fields gathered, then written to a descriptor at once.
+private struct FrameWriter {
+    private var bytes = [UInt8]()
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    mutating func field(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            let count = UInt32(utf8.count)
+            for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: count >> shift)) }
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    /// Writes everything gathered; false when the other end is gone (without the SIGPIPE that
+    /// would end this process: it is blocked on this thread and taken back if raised).
+    func flush(to descriptor: Int32) -> Bool {
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        defer {
+            var pending = sigset_t()
+            if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1 {
+                var none = timespec()
+                _ = sigtimedwait(&pipeSignal, nil, &none)
+            }
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        }
+        return bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return false }
+                offset += written
+            }
+            return true
+        }
+    }
 }
 
 /// A time limit on poppler work done in this process (rendering a page, placing highlights,

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import Foundation
 import PackageDescription
 
@@ -53,6 +53,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        // No default traits: the reader needs neither swift-configuration nor full Foundation.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0", traits: []),
     ],
     targets: [
         // C shims
@@ -101,6 +103,18 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The second front end: the reader in a browser (`margin serve`), over the same use cases.
+        .target(
+            name: "MarginServe",
+            dependencies: [
+                "MarginKit",
+                "MarginCore",
+                "Poppler",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strict
+        ),
+
         // The CLI
         .executableTarget(
             name: "margin",
@@ -108,6 +122,7 @@ let package = Package(
                 "MarginKit",
                 "MarginCore",
                 "MarginSQLite",
+                "MarginServe",
                 "Poppler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -142,6 +157,13 @@ let package = Package(
         .testTarget(
             name: "MarginKitTests",
             dependencies: ["MarginKit", "MarginCore", "MarginSQLite", "Poppler", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MarginServeTests",
+            dependencies: [
+                "MarginServe", "MarginKit", "MarginCore", "MarginSQLite", "Poppler", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "MarginCLITests", dependencies: ["margin", "MarginKit", "MarginCore", "MarginSQLite", "TestSupport"],

@@ -23,7 +23,7 @@ struct Margin: AsyncParsableCommand {
             Refresh.self,
             BookCommand.self, CacheCommand.self, Reindex.self, Text.self, Search.self, Render.self,
             BookmarkCommand.self, HighlightCommand.self,
-            MemoCommand.self, Annotations.self, Export.self, Import.self, ImportAnnotations.self, DB.self,
+            MemoCommand.self, Annotations.self, Export.self, Import.self, ImportAnnotations.self, DB.self, Serve.self,
         ]
     )
 

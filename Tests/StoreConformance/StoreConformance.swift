@@ -398,6 +398,15 @@ public enum StoreConformance {
         let changed = try await store.updateMemo(id: memo.id ?? -1, now: later) { $0.text = "second" }
         #expect(changed.text == "second" && changed.updatedAt == later)
         await #expect(throws: MarginError.self) { try await store.updateMemo(id: 999, now: later) { $0.text = "x" } }
+        let bookmark = try await store.addBookmark(Bookmark(bookId: id, page: 1, label: nil))
+        let labelled = try await store.updateBookmark(id: bookmark.id ?? -1, now: later) { $0.label = "start here" }
+        #expect(labelled.label == "start here" && labelled.updatedAt == later && labelled.uuid == bookmark.uuid)
+        #expect(
+            try await store.repository.read { try $0.find(Bookmark.self, id: bookmark.id ?? -1)?.label } == "start here"
+        )
+        await #expect(throws: MarginError.self) {
+            try await store.updateBookmark(id: 999, now: later) { $0.label = "x" }
+        }
         let again = Memo(bookId: id, page: 1, text: "imported")
         let added = try await store.addNewAnnotations(highlights: [], memos: [again, memo])
         #expect(added.memos == 1, "a memo the library holds (same UUID) is left as it is")

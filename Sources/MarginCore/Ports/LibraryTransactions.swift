@@ -44,6 +44,9 @@ public protocol LibraryTransactions: Sendable {
     func updateHighlight(
         id: Int64, now: Date, _ change: @escaping @Sendable (inout Highlight) -> Void
     ) async throws -> Highlight
+    func updateBookmark(
+        id: Int64, now: Date, _ change: @escaping @Sendable (inout Bookmark) -> Void
+    ) async throws -> Bookmark
     /// Removes an annotation and returns it.
     func removeAnnotation<M: Model>(_ type: M.Type, id: Int64) async throws -> M
 
@@ -275,6 +278,15 @@ extension LibraryTransactions where Self: LibraryStore {
         try await modify(Highlight.self, id: id) { highlight in
             change(&highlight)
             highlight.updatedAt = now
+        }
+    }
+
+    public func updateBookmark(
+        id: Int64, now: Date, _ change: @escaping @Sendable (inout Bookmark) -> Void
+    ) async throws -> Bookmark {
+        try await modify(Bookmark.self, id: id) { bookmark in
+            change(&bookmark)
+            bookmark.updatedAt = now
         }
     }
 

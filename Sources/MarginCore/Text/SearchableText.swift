@@ -102,6 +102,14 @@ public struct SearchableText: Sendable {
         return Int(raw[range.lowerBound])..<(Int(raw[range.upperBound - 1]) + 1)
     }
 
+    /// The range of `cased` that came from the original text's scalars `rawRange`.
+    public func casedRange(_ rawRange: Range<Int>) -> Range<Int> {
+        // `raw` mostly rises; a joined line end may point back, so each end is looked for whole.
+        let lower = raw.firstIndex { Int($0) >= rawRange.lowerBound } ?? cased.count
+        let last = raw.lastIndex { Int($0) < rawRange.upperBound }
+        return lower..<max(lower, last.map { $0 + 1 } ?? lower)
+    }
+
     /// The folded text as a string, for the index.
     public var foldedString: String { scalarString(folded) }
 

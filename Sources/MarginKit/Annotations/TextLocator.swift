@@ -36,7 +36,12 @@ struct PageLocator {
     }
 
     func occurrence(at range: Range<Int>, keepHyphens: Bool) -> Occurrence? {
-        let rawRange = text.rawRange(range)
+        occurrence(raw: text.rawRange(range), keepHyphens: keepHyphens)
+    }
+
+    /// The occurrence of the scalars `rawRange` of the page's text (a reader's selection).
+    func occurrence(raw rawRange: Range<Int>, keepHyphens: Bool = true) -> Occurrence? {
+        let range = text.casedRange(rawRange)
         let rects = self.rects(rawRange)
         guard !rects.isEmpty else { return nil }
         let prefix = scalarString(text.cased[max(0, range.lowerBound - 32)..<range.lowerBound])

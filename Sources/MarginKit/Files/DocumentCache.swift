@@ -8,7 +8,14 @@ import Poppler
 final class DocumentCache: @unchecked Sendable {
     private let lock = NSLock()
     private let capacity: Int
-    private var entries: [(key: String, document: Document)] = []
+    private var entries: [(key: String, entry: Entry)] = []
+
+    /// One open document and the lock its users take turns with: work on one document is
+    /// serialised, work on different documents runs in parallel.
+    private final class Entry: @unchecked Sendable {
+        let lock = NSLock()
+        var document: Document?
+    }
 
     init(capacity: Int = 4) {
         self.capacity = capacity
@@ -16,17 +23,34 @@ final class DocumentCache: @unchecked Sendable {
 
     /// Runs `body` with the document at `path`, opened once per process while it stays in use.
     func withDocument<T>(path: String, password: String?, _ body: (Document) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
         let key = path + "\u{0}" + (password ?? "")
+        lock.lock()
+        let entry: Entry
         if let index = entries.firstIndex(where: { $0.key == key }) {
-            let entry = entries.remove(at: index)
-            entries.append(entry)
-            return try body(entry.document)
+            let found = entries.remove(at: index)
+            entries.append(found)
+            entry = found.entry
+        } else {
+            entry = Entry()
+            entries.append((key, entry))
+            // One dropped while in use stays open for its user, then goes.
+            if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
         }
-        let document = try Document(path: path, password: password)
-        entries.append((key, document))
-        if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
+        lock.unlock()
+        entry.lock.lock()
+        defer { entry.lock.unlock() }
+        if let document = entry.document { return try body(document) }
+        let document: Document
+        do {
+            document = try Document(path: path, password: password)
+        } catch {
+            // A file that can't be opened is not kept: the next caller tries again.
+            lock.lock()
+            entries.removeAll { $0.entry === entry }
+            lock.unlock()
+            throw error
+        }
+        entry.document = document
         return try body(document)
     }
 
@@ -34,6 +58,6 @@ final class DocumentCache: @unchecked Sendable {
     var count: Int {
         lock.lock()
         defer { lock.unlock() }
-        return entries.count
+        return entries.filter { $0.entry.document != nil }.count
     }
 }

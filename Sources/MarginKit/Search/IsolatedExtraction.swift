@@ -74,7 +74,8 @@ public enum PopplerIsolation {
             guard request.flush(to: child.input) else {
                 let status = child.end()
                 throw MarginError.popplerLimit(
-                    "the text extractor did not start (\(status.exited ? "exit \(status.code)" : "signal \(status.code)"))")
+                    "the text extractor did not start (\(status.exited ? "exit \(status.code)" : "signal \(status.code)"))"
+                )
             }
         }
         let limit = configuration.popplerTimeLimit(pages: pageCount)

@@ -1,0 +1,320 @@
+/// The reader's style sheet and script, served by margin itself.
+enum Assets {
+    static let style = #"""
+        :root { --ink: #1d1d1f; --muted: #6e6e73; --line: #d9d9de; --paper: #fff; --bg: #f4f4f6; --accent: #2454c5; }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: var(--bg); }
+        a { color: var(--accent); }
+        .bar { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; padding: .5rem 1rem; background: var(--paper); border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 5; }
+        .bar h1 { font-size: 1.1rem; margin: 0; }
+        .bar h1 a { color: var(--ink); text-decoration: none; }
+        .bar .title { font-weight: 600; max-width: 30ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--ink); }
+        .search { display: flex; gap: .3rem; flex: 1 1 14rem; max-width: 32rem; }
+        .search input { flex: 1; padding: .35rem .5rem; font: inherit; border: 1px solid var(--line); border-radius: 6px; min-width: 0; }
+        button { font: inherit; padding: .3rem .6rem; border: 1px solid var(--line); border-radius: 6px; background: var(--paper); cursor: pointer; }
+        button:disabled { opacity: .4; cursor: default; }
+        main { padding: 1rem; max-width: 72rem; margin: 0 auto; }
+        table.books { width: 100%; border-collapse: collapse; background: var(--paper); }
+        table.books th, table.books td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+        .filters { display: flex; flex-wrap: wrap; gap: .5rem; margin-bottom: .6rem; align-items: center; }
+        .book-hits { background: var(--paper); padding: .5rem .8rem; margin-bottom: .6rem; border-radius: 8px; }
+        .book-hits h3 { margin: .2rem 0; font-size: 1rem; }
+        .book-hits ul { list-style: none; padding: 0; margin: 0; }
+        .book-hits li { padding: .15rem 0; }
+        .hit { display: inline-block; min-width: 4.5em; }
+        mark { background: #ffe36e; color: inherit; }
+        .empty, .more { color: var(--muted); }
+        .error { color: #b00020; }
+        dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
+        dl.meta dt { color: var(--muted); }
+        dl.meta dd { margin: 0; overflow-wrap: anywhere; }
+        ol.annotations { padding-left: 1.2rem; }
+        ol.annotations li { margin: .3rem 0; }
+        .note { color: var(--muted); font-style: italic; }
+        .reader { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; max-width: none; }
+        .sheet { position: relative; flex: 1 1 40rem; max-width: 60rem; background: var(--paper); box-shadow: 0 1px 4px rgba(0,0,0,.15); }
+        .sheet img { display: block; width: 100%; height: 100%; user-select: none; }
+        .marks, .text-layer { position: absolute; inset: 0; }
+        .marks div { position: absolute; mix-blend-mode: multiply; opacity: .45; border-radius: 2px; pointer-events: none; }
+        .text-layer { line-height: 1; }
+        .text-layer span { position: absolute; color: transparent; white-space: pre; overflow: hidden; cursor: text;
+          font-size: calc(var(--h, 10) * var(--scale, 1) * 1px); font-family: sans-serif; }
+        .text-layer span.gap { width: 0; height: 0; }
+        .text-layer span.found { background: rgba(255, 160, 0, .45); }
+        .text-layer ::selection { background: rgba(36, 84, 197, .3); color: transparent; }
+        .side { flex: 0 1 20rem; min-width: 14rem; }
+        .side h2 { font-size: 1rem; margin: .6rem 0 .3rem; }
+        .status { min-height: 1.4em; margin: 0; color: var(--muted); }
+        .status.bad { color: #b00020; }
+        .annotations button { padding: 0 .35rem; margin-left: .3rem; }
+        dialog { border: 1px solid var(--line); border-radius: 10px; max-width: 24rem; }
+        dl.keys { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
+        dl.keys dd { margin: 0; }
+        kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 .3rem; font-size: .9em; }
+        @media (max-width: 640px) {
+          .bar { padding: .4rem .6rem; }
+          .bar .title { max-width: 100%; }
+          main { padding: .5rem; }
+          .sheet { flex-basis: 100%; }
+          .side { flex-basis: 100%; }
+          table.books th:nth-child(n+4), table.books td:nth-child(n+4) { display: none; }
+        }
+        """#
+
+    static let script = #"""
+        "use strict";
+        (() => {
+          const reader = document.getElementById("reader");
+          if (!reader) return;
+          const book = reader.dataset.book;
+          const pageNumber = Number(reader.dataset.pageNumber);
+          const pageCount = Number(reader.dataset.pages);
+          const sheet = document.getElementById("sheet");
+          const image = document.getElementById("page-image");
+          const marks = document.getElementById("marks");
+          const layer = document.getElementById("text-layer");
+          const status = document.getElementById("status");
+          const list = document.getElementById("page-annotations");
+          const help = document.getElementById("help");
+          let layout = null;
+
+          const say = (text, bad) => { status.textContent = text; status.classList.toggle("bad", !!bad); };
+          const pct = (value, whole) => (100 * value / whole) + "%";
+
+          async function api(path, options) {
+            const response = await fetch(path, options);
+            const body = await response.json().catch(() => ({}));
+            if (!response.ok) throw new Error(body.error || response.statusText);
+            return body;
+          }
+          const send = (method, path, body) => api(path, {
+            method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+          function scale() {
+            if (layout) layer.style.setProperty("--scale", sheet.clientWidth / layout.width);
+          }
+
+          function loadImage() {
+            const pixels = (sheet.clientWidth || 800) * (window.devicePixelRatio || 1);
+            const dpi = Math.max(36, Math.min(600, Math.round(pixels / layout.width * 72)));
+            image.src = `/api/books/${book}/pages/${pageNumber}.png?dpi=${dpi}`;
+          }
+
+          function buildTextLayer() {
+            const characters = Array.from(layout.text);
+            const fragment = document.createDocumentFragment();
+            characters.forEach((character, index) => {
+              const box = layout.boxes[index] || [0, 0, 0, 0];
+              const span = document.createElement("span");
+              span.dataset.i = index;
+              span.textContent = character;
+              const width = box[2] - box[0], height = box[3] - box[1];
+              if (width > 0 && height > 0 && character !== "\n") {
+                span.style.left = pct(box[0], layout.width);
+                span.style.top = pct(box[1], layout.height);
+                span.style.width = pct(width, layout.width);
+                span.style.height = pct(height, layout.height);
+                span.style.setProperty("--h", height.toFixed(2));
+              } else {
+                span.className = "gap";
+                const before = layout.boxes[index - 1];
+                if (before) { span.style.left = pct(before[2], layout.width); span.style.top = pct(before[1], layout.height); }
+              }
+              fragment.appendChild(span);
+            });
+            layer.replaceChildren(fragment);
+          }
+
+          /// The character offset a selection boundary stands at.
+          function offsetAt(node, offset) {
+            if (node === layer) {
+              const child = layer.children[offset];
+              return child ? Number(child.dataset.i) : Array.from(layout.text).length;
+            }
+            const element = node.nodeType === Node.TEXT_NODE ? node.parentElement : node;
+            const span = element && element.closest("span[data-i]");
+            if (!span || !layer.contains(span)) return null;
+            return Number(span.dataset.i) + (offset > 0 ? 1 : 0);
+          }
+
+          function selectedRange() {
+            const selection = window.getSelection();
+            if (!selection || selection.isCollapsed || selection.rangeCount === 0) return null;
+            const range = selection.getRangeAt(0);
+            const start = offsetAt(range.startContainer, range.startOffset);
+            const end = offsetAt(range.endContainer, range.endOffset);
+            if (start === null || end === null || end <= start) return null;
+            return { start, end };
+          }
+
+          async function highlight(note) {
+            const range = selectedRange();
+            if (!range) { say("Select some text on the page first.", true); return; }
+            try {
+              const body = { page: pageNumber, start: range.start, end: range.end };
+              if (note) body.note = note;
+              const saved = await send("POST", `/api/books/${book}/highlights`, body);
+              window.getSelection().removeAllRanges();
+              say(`Highlighted “${saved.text}”.`);
+              await refresh();
+            } catch (error) { say(error.message, true); }
+          }
+
+          async function note() {
+            const text = window.prompt(selectedRange() ? "Note on the selected text" : `Note on page ${pageNumber}`);
+            if (!text) return;
+            if (selectedRange()) return highlight(text);
+            try {
+              await send("POST", `/api/books/${book}/memos`, { page: pageNumber, text });
+              say("Note added.");
+              await refresh();
+            } catch (error) { say(error.message, true); }
+          }
+
+          async function bookmark() {
+            try {
+              await send("POST", `/api/books/${book}/bookmarks`, { page: pageNumber });
+              say(`Bookmarked page ${pageNumber}.`);
+              await refresh();
+            } catch (error) { say(error.message, true); }
+          }
+
+          function go(number) {
+            if (number >= 1 && number <= pageCount) window.location.href = `/books/${book}/pages/${number}`;
+          }
+
+          function item(kind, id, html) {
+            const li = document.createElement("li");
+            li.className = kind;
+            li.innerHTML = html;
+            const remove = document.createElement("button");
+            remove.type = "button";
+            remove.title = `Remove this ${kind}`;
+            remove.textContent = "×";
+            remove.addEventListener("click", async () => {
+              try { await api(`/api/${kind}s/${id}`, { method: "DELETE" }); await refresh(); }
+              catch (error) { say(error.message, true); }
+            });
+            li.appendChild(remove);
+            return li;
+          }
+
+          const escape = (text) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+
+          async function refresh() {
+            const [highlights, bookmarks, memos] = await Promise.all([
+              api(`/api/books/${book}/highlights`), api(`/api/books/${book}/bookmarks`), api(`/api/books/${book}/memos`)]);
+            const here = (a) => a.page === pageNumber;
+            marks.replaceChildren();
+            list.replaceChildren();
+            bookmarks.filter(here).forEach((b) => list.appendChild(item("bookmark", b.id, `bookmark${b.label ? ": " + escape(b.label) : ""}`)));
+            highlights.filter(here).forEach((h) => {
+              for (const r of h.rects) {
+                const mark = document.createElement("div");
+                mark.style.left = pct(r[0], layout.width);
+                mark.style.top = pct(layout.height - r[3], layout.height);
+                mark.style.width = pct(r[2] - r[0], layout.width);
+                mark.style.height = pct(r[3] - r[1], layout.height);
+                mark.style.background = h.color;
+                mark.dataset.highlight = h.id;
+                marks.appendChild(mark);
+              }
+              const note = h.note ? ` <span class="note">${escape(h.note)}</span>` : "";
+              list.appendChild(item("highlight", h.id, `<mark style="background:${escape(h.color)}">${escape(h.text)}</mark>${note}`));
+            });
+            memos.filter(here).forEach((m) => list.appendChild(item("memo", m.id, `memo: ${escape(m.text)}`)));
+          }
+
+          function markQuery(query) {
+            const words = (query.match(/"[^"]+"|\S+/g) || []).map((w) => w.replace(/"/g, "").toLowerCase()).filter(Boolean);
+            const characters = Array.from(layout.text);
+            const lower = characters.map((c) => c.toLowerCase());
+            const spans = layer.children;
+            let first = null;
+            for (const word of words) {
+              const needle = Array.from(word);
+              for (let i = 0; i + needle.length <= lower.length; i++) {
+                let match = true;
+                for (let j = 0; j < needle.length && match; j++) match = lower[i + j] === needle[j];
+                if (!match) continue;
+                for (let j = 0; j < needle.length; j++) spans[i + j].classList.add("found");
+                if (first === null) first = spans[i];
+              }
+            }
+            if (first) first.scrollIntoView({ block: "center" });
+          }
+
+          async function searchBook(query) {
+            const section = document.getElementById("hits");
+            const target = section.querySelector("ol");
+            target.replaceChildren();
+            section.hidden = false;
+            try {
+              const hits = await api(`/api/search?q=${encodeURIComponent(query)}&book=${book}&limit=200`);
+              if (hits.length === 0) target.innerHTML = "<li>No matches.</li>";
+              for (const hit of hits) {
+                const li = document.createElement("li");
+                const link = document.createElement("a");
+                link.href = `/books/${book}/pages/${hit.page}?q=${encodeURIComponent(query)}`;
+                link.className = "hit";
+                link.textContent = `p. ${hit.page}`;
+                li.appendChild(link);
+                li.appendChild(document.createTextNode(" " + hit.snippet));
+                target.appendChild(li);
+              }
+              layer.querySelectorAll(".found").forEach((s) => s.classList.remove("found"));
+              markQuery(query);
+            } catch (error) { say(error.message, true); }
+          }
+
+          document.addEventListener("click", (event) => {
+            const button = event.target.closest("button[data-action]");
+            if (!button) return;
+            const action = button.dataset.action;
+            if (action === "highlight") highlight();
+            else if (action === "note") note();
+            else if (action === "bookmark") bookmark();
+            else if (action === "next-page") go(pageNumber + 1);
+            else if (action === "prev-page") go(pageNumber - 1);
+            else if (action === "help") help.showModal();
+          });
+          // A selection survives the click on a button.
+          document.querySelectorAll("button[data-action]").forEach((b) => b.addEventListener("mousedown", (e) => e.preventDefault()));
+
+          document.addEventListener("keydown", (event) => {
+            if (event.ctrlKey || event.metaKey || event.altKey) return;
+            const typing = event.target.closest("input, textarea, select, [contenteditable]");
+            if (typing) return;
+            const keys = { h: () => highlight(), n: () => note(), b: () => bookmark(),
+              ArrowRight: () => go(pageNumber + 1), ArrowLeft: () => go(pageNumber - 1),
+              "?": () => (help.open ? help.close() : help.showModal()),
+              "/": () => document.querySelector("form[data-action=search] input").focus() };
+            const action = keys[event.key];
+            if (action) { event.preventDefault(); action(); }
+          });
+
+          const form = document.querySelector("form[data-action=search]");
+          form.addEventListener("submit", (event) => {
+            event.preventDefault();
+            const query = form.querySelector("input").value.trim();
+            if (query) searchBook(query);
+          });
+
+          window.addEventListener("resize", scale);
+
+          (async () => {
+            try {
+              layout = await api(`/api/books/${book}/pages/${pageNumber}/text`);
+              sheet.style.aspectRatio = `${layout.width} / ${layout.height}`;
+              scale();
+              loadImage();
+              buildTextLayer();
+              await refresh();
+              const query = new URLSearchParams(window.location.search).get("q");
+              if (query) { form.querySelector("input").value = query; markQuery(query); }
+              reader.dataset.ready = "true";
+            } catch (error) { say(error.message, true); }
+          })();
+        })();
+        """#
+}

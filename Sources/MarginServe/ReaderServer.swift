@@ -1,0 +1,166 @@
+import Foundation
+import Hummingbird
+import Logging
+import MarginCore
+import MarginKit
+import NIOCore
+
+/// `margin serve`: the library as a local web reader. The pages and the JSON API are two views
+/// of the same store the CLI uses; the API answers in the CLI's `--json` shapes, errors as
+/// `{"error": "…"}`. A GET never writes, downloads or reindexes.
+public struct ReaderServer: Sendable {
+    public let library: Library
+    /// Required of every request when set (header `Authorization: Bearer …` or the cookie that
+    /// `/login?token=…` sets).
+    public let token: String?
+
+    public init(library: Library, token: String?) {
+        self.library = library
+        self.token = token.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Every route of the reader and the API.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.middlewares.add(JSONErrorMiddleware())
+        if let token { router.middlewares.add(TokenMiddleware(token: token)) }
+        addLogin(to: router)
+        addAPI(to: router)
+        addPages(to: router)
+        return router
+    }
+
+    /// Serves on `host:port` until SIGINT or SIGTERM, then lets requests in flight finish.
+    /// `ready` gets the port bound (the one asked for, or the system's choice for 0).
+    public func run(host: String, port: Int, ready: @escaping @Sendable (Int) -> Void) async throws {
+        var logger = Logger(label: "margin.serve")
+        logger.logLevel = .warning
+        let app = Application(
+            router: router(),
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in ready(channel.localAddress?.port ?? port) },
+            logger: logger)
+        try await app.runService()
+    }
+
+    private func addLogin(to router: Router<BasicRequestContext>) {
+        router.get("/login") { request, _ -> Response in
+            guard let token, let given = request.uri.queryParameters.get("token"), sameSecret(given, token) else {
+                throw HTTPError(.unauthorized, message: "a wrong or missing token")
+            }
+            var headers = HTTPFields()
+            headers[.location] = "/"
+            headers[.setCookie] = "\(TokenMiddleware.cookie)=\(given); Path=/; HttpOnly; SameSite=Strict"
+            return Response(status: .seeOther, headers: headers)
+        }
+    }
+}
+
+/// Every request must carry the token: `Authorization: Bearer TOKEN`, or the cookie set by
+/// `/login?token=TOKEN`. Anything else is a 401 with nothing done.
+struct TokenMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    static let cookie = "margin_token"
+    let token: String
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        if request.uri.path == "/login" { return try await next(request, context) }
+        let bearer = request.headers[.authorization].flatMap { value -> String? in
+            value.hasPrefix("Bearer ") ? String(value.dropFirst(7)) : nil
+        }
+        let cookie = request.cookies[Self.cookie]?.value
+        guard let given = bearer ?? cookie, sameSecret(given, token) else {
+            throw HTTPError(
+                .unauthorized,
+                message: "this library needs its token: open /login?token=… or send Authorization: Bearer …")
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Compares two secrets in time that depends on their length only.
+func sameSecret(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+}
+
+/// Any error becomes `{"error": "…"}` with a fitting status: 400 for bad input, 401 for a
+/// missing token, 404 for what isn't there, 409 for a conflict, 413 for a body too large.
+struct JSONErrorMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let (status, message) = Self.describe(error)
+            return try jsonResponse(["error": message], status: status)
+        }
+    }
+
+    static func describe(_ error: any Error) -> (HTTPResponse.Status, String) {
+        switch error {
+        case let error as HTTPError:
+            let message =
+                error.body
+                ?? (error.status == .notFound ? "no such page or endpoint" : error.status.reasonPhrase.lowercased())
+            return (error.status, message)
+        case let error as MarginError:
+            return (status(of: error), error.localizedDescription)
+        case let error as DecodingError:
+            return (.badRequest, "malformed JSON: \(decodingProblem(error))")
+        case is NIOTooManyBytesError:
+            return (.contentTooLarge, "the request's body is too large")
+        default:
+            return (.internalServerError, error.localizedDescription)
+        }
+    }
+
+    static func status(of error: MarginError) -> HTTPResponse.Status {
+        switch error {
+        case .bookNotFound, .annotationNotFound, .pageOutOfRange, .fileNotCached, .notCached, .emptyLibrary:
+            return .notFound
+        case .ambiguousBook, .alreadyHighlighted, .fileExists:
+            return .conflict
+        case .invalidArgument, .emptyQuery, .invalidBackup:
+            return .badRequest
+        default:
+            return .internalServerError
+        }
+    }
+
+    private static func decodingProblem(_ error: DecodingError) -> String {
+        switch error {
+        case .keyNotFound(let key, _): return "'\(key.stringValue)' is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "'\(path)' has the wrong type"
+        case .dataCorrupted(let context): return context.debugDescription
+        @unknown default: return "not the expected shape"
+        }
+    }
+}
+
+/// The CLI's JSON (keys sorted, slashes plain) as a response.
+func jsonResponse<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let data = try encoder.encode(value)
+    var headers = HTTPFields()
+    headers[.contentType] = "application/json; charset=utf-8"
+    headers[.cacheControl] = "no-store"
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}
+
+/// Bytes as a response of `type`.
+func bytesResponse(_ data: Data, type: String, headers extra: HTTPFields = [:]) -> Response {
+    var headers = extra
+    headers[.contentType] = type
+    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Margin needs, non-interactively, only if some are missing.
 #   scripts/install-deps.sh          build and run: poppler-glib, SQLite, pkg-config
-#   scripts/install-deps.sh --test   also what the tests compare with, and the browser the reader's
-#                                    end-to-end test drives (chromium + chromium-driver, Selenium)
+#   scripts/install-deps.sh --test   also what the tests compare with, and the browsers the reader's
+#                                    end-to-end test drives (chromium + chromium-driver with Selenium,
+#                                    firefox-esr with marionette-driver)
 #   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF)
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl chromium chromium-driver)
+    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl chromium chromium-driver firefox-esr)
 fi
 if [ "${1:-}" = "--bench" ]; then
     packages+=(recoll mupdf-tools)
@@ -24,10 +25,14 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# Selenium from PyPI drives the browser; the driver's path is given to it, so it downloads nothing.
-if [ "${1:-}" = "--test" ] && ! python3 -c "import selenium" 2>/dev/null; then
-    echo "installing: selenium (PyPI)" >&2
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore selenium 2>/dev/null \
-        || python3 -m pip install -q --disable-pip-version-check --break-system-packages selenium
+# From PyPI: Selenium drives chromium (the driver's path is given, so it downloads nothing);
+# marionette-driver drives firefox-esr through its own Marionette protocol (no geckodriver).
+if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
+    for module in selenium:selenium marionette_driver:marionette-driver; do
+        python3 -c "import ${module%%:*}" 2>/dev/null && continue
+        echo "installing: ${module##*:} (PyPI)" >&2
+        python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${module##*:}" 2>/dev/null \
+            || python3 -m pip install -q --disable-pip-version-check --break-system-packages "${module##*:}"
+    done
 fi
 command -v swift >/dev/null || { echo "error: swift is not on PATH (Swift 6 toolchain needed)" >&2; exit 1; }

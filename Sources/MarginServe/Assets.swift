@@ -79,6 +79,13 @@ enum Assets {
           let layout = null;
 
           const say = (text, bad) => { status.textContent = text; status.classList.toggle("bad", !!bad); };
+          // Whatever fails unexpectedly is said, not lost in the console; `data-errors` counts it.
+          const failed = (message) => {
+            reader.dataset.errors = String(Number(reader.dataset.errors || 0) + 1);
+            say(`Something went wrong: ${message}`, true);
+          };
+          window.addEventListener("error", (event) => failed(event.message || "a resource did not load"), true);
+          window.addEventListener("unhandledrejection", (event) => failed(String(event.reason)));
           const pct = (value, whole) => (100 * value / whole) + "%";
 
           async function api(path, options) {

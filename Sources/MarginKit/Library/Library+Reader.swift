@@ -41,84 +41,60 @@ public struct PageImage: Sendable {
 extension Library {
     /// The text of one page with a box per character, read from the cached PDF. Only reads.
     public func pageLayout(_ book: Book, page number: Int) async throws -> PageLayout {
-        try checkPage(number, of: book)
-        let path = try cachedFile(book)
-        let password = try password(of: book)
-        return try await blocking { [documents] in
-            try readingPDF(book) {
-                try documents.withDocument(path: path, password: password) { document in
-                    let page = try document.page(number)
-                    let (width, height) = page.size
-                    let reading = page.readingText()
-                    let scalars = reading.text.unicodeScalars.count
-                    let boxes: [[Double]] =
-                        reading.boxes.map { boxes in
-                            boxes.map { [$0.x0, height - $0.y1, $0.x1, height - $0.y0] }
-                        } ?? Array(repeating: [0, 0, 0, 0], count: scalars)
-                    return PageLayout(page: number, width: width, height: height, text: reading.text, boxes: boxes)
-                }
-            }
+        try await withPage(book, number) { page in
+            let (width, height) = page.size
+            let reading = page.readingText()
+            let scalars = reading.text.unicodeScalars.count
+            let boxes: [[Double]] =
+                reading.boxes.map { boxes in
+                    boxes.map { [$0.x0, height - $0.y1, $0.x1, height - $0.y0] }
+                } ?? Array(repeating: [0, 0, 0, 0], count: scalars)
+            return PageLayout(page: number, width: width, height: height, text: reading.text, boxes: boxes)
         }
     }
 
     /// One page as PNG (at `dpi`, capped as `render` caps it) or SVG, in memory. Only reads.
     public func pageImage(_ book: Book, page number: Int, format: RenderFormat, dpi: Double) async throws -> PageImage {
-        try checkPage(number, of: book)
         guard format != .pdf else { throw MarginError.invalidArgument("pages are served as png or svg") }
         guard dpi.isFinite, dpi > 0 else { throw MarginError.invalidArgument("dpi must be a positive number") }
-        let path = try cachedFile(book)
-        let password = try password(of: book)
-        return try await blocking { [documents] in
-            try readingPDF(book) {
-                try documents.withDocument(path: path, password: password) { document in
-                    let page = try document.page(number)
-                    let (width, height) = page.size
-                    let largest = Double(RenderRequest.maxPixels) * 72 / max(width, height, 1)
-                    let used = min(dpi, RenderRequest.maxDPI, largest)
-                    let data: Data
-                    if format == .png {
-                        data = try page.renderPNG(dpi: used)
-                    } else {
-                        let temporary = NSTemporaryDirectory() + "margin-page-\(UUID().uuidString).svg"
-                        defer { try? FileManager.default.removeItem(atPath: temporary) }
-                        try page.render(to: temporary, format: .svg)
-                        data = try Data(contentsOf: URL(fileURLWithPath: temporary))
-                    }
-                    let resolution = format == .png ? String(format: "%.2f", used) : "vector"
-                    return PageImage(
-                        data: data, etag: "\"\(book.sha256.prefix(32))-\(number)-\(format.rawValue)-\(resolution)\"",
-                        contentType: format == .png ? "image/png" : "image/svg+xml")
-                }
+        return try await withPage(book, number) { page in
+            let (width, height) = page.size
+            let largest = Double(RenderRequest.maxPixels) * 72 / max(width, height, 1)
+            let used = min(dpi, RenderRequest.maxDPI, largest)
+            let data: Data
+            if format == .png {
+                data = try page.renderPNG(dpi: used)
+            } else {
+                let temporary = NSTemporaryDirectory() + "margin-page-\(UUID().uuidString).svg"
+                defer { try? FileManager.default.removeItem(atPath: temporary) }
+                try page.render(to: temporary, format: .svg)
+                data = try Data(contentsOf: URL(fileURLWithPath: temporary))
             }
+            let resolution = format == .png ? String(format: "%.2f", used) : "vector"
+            return PageImage(
+                data: data, etag: "\"\(book.sha256.prefix(32))-\(number)-\(format.rawValue)-\(resolution)\"",
+                contentType: format == .png ? "image/png" : "image/svg+xml")
         }
     }
 
     /// Highlights the characters `start..<end` of a page's layout text (what a reader selected).
     public func addHighlight(_ book: Book, _ selection: HighlightSelection) async throws -> Highlight {
-        try checkPage(selection.page, of: book)
         if let note = selection.note { try checkNoteSize(note, what: "a note") }
-        let path = try cachedFile(book)
-        let password = try password(of: book)
-        let occurrence: PageLocator.Occurrence = try await blocking { [documents] in
-            try readingPDF(book) {
-                try documents.withDocument(path: path, password: password) { document in
-                    let page = try document.page(selection.page)
-                    let text = page.readingText().text
-                    let count = text.unicodeScalars.count
-                    guard selection.start >= 0, selection.start < selection.end, selection.end <= count else {
-                        throw MarginError.invalidArgument(
-                            "characters \(selection.start)..<\(selection.end) are outside page \(selection.page)'s text (\(count) characters)"
-                        )
-                    }
-                    let locator = PageLocator(number: selection.page, text: text, page: page)
-                    guard let found = locator.occurrence(raw: selection.start..<selection.end) else {
-                        throw MarginError.invalidArgument(
-                            "characters \(selection.start)..<\(selection.end) of page \(selection.page) have no place on the page (blank, or no text layout)"
-                        )
-                    }
-                    return found
-                }
+        let occurrence: PageLocator.Occurrence = try await withPage(book, selection.page) { page in
+            let text = page.readingText().text
+            let count = text.unicodeScalars.count
+            guard selection.start >= 0, selection.start < selection.end, selection.end <= count else {
+                throw MarginError.invalidArgument(
+                    "characters \(selection.start)..<\(selection.end) are outside page \(selection.page)'s text (\(count) characters)"
+                )
             }
+            let locator = PageLocator(number: selection.page, text: text, page: page)
+            guard let found = locator.occurrence(raw: selection.start..<selection.end) else {
+                throw MarginError.invalidArgument(
+                    "characters \(selection.start)..<\(selection.end) of page \(selection.page) have no place on the page (blank, or no text layout)"
+                )
+            }
+            return found
         }
         let rects = occurrence.rects.map(\.array)
         if let already = try await highlights(of: book).first(where: { $0.page == selection.page && $0.rects == rects })
@@ -140,6 +116,20 @@ extension Library {
         return try await database.updateBookmark(id: id, now: Date()) { bookmark in bookmark.label = label }
     }
 
+    /// `body` with one page of a book's cached PDF, off the cooperative threads (poppler blocks,
+    /// and a server must go on answering meanwhile), with poppler's failures in the library's words.
+    private func withPage<T: Sendable>(_ book: Book, _ number: Int, _ body: @escaping @Sendable (Page) throws -> T)
+        async throws -> T
+    {
+        try checkPage(number, of: book)
+        let path = try cachedFile(book)
+        let password = try password(of: book)
+        return try await blocking { [documents] in
+            try readingPDF(book) {
+                try documents.withDocument(path: path, password: password) { try body(try $0.page(number)) }
+            }
+        }
+    }
 }
 
 /// Runs poppler's work off the cooperative threads: it blocks, and a server must go on

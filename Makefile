@@ -31,7 +31,7 @@ test:
 	@scripts/install-deps.sh --test
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@scripts/with-postgres.sh $(SWIFT) test --skip-build
 	@scripts/check-man.sh
 
 man: deps

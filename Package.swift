@@ -55,6 +55,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         // No default traits: the reader needs neither swift-configuration nor full Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0", traits: []),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
     ],
     targets: [
         // C shims
@@ -85,6 +86,18 @@ let package = Package(
                 "MarginCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        // The PostgreSQL backend (a team library): the only target that sees PostgresNIO.
+        .target(
+            name: "MarginPostgres",
+            dependencies: [
+                "MarginCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -157,6 +170,10 @@ let package = Package(
         .testTarget(
             name: "MarginKitTests",
             dependencies: ["MarginKit", "MarginCore", "MarginSQLite", "Poppler", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MarginPostgresTests",
+            dependencies: ["MarginPostgres", "MarginCore", "StoreConformance", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "MarginServeTests",

@@ -1,0 +1,256 @@
+import Foundation
+import MarginCore
+import PostgresNIO
+
+/// The PostgreSQL implementation of `Repository`: each read or write is one transaction on the
+/// store's connection, run on a thread of its own (the store's calls wait for PostgreSQL).
+struct PostgresRepository: Repository {
+    let database: PostgresLibraryDatabase
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T {
+        try await perform(readOnly: true) { try body($0) }
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        try await perform(readOnly: false) { try body($0) }
+    }
+
+    private func perform<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (PostgresStore) throws -> T)
+        async throws -> T
+    {
+        let database = self.database
+        return try await withCheckedThrowingContinuation { continuation in
+            database.queue.async {
+                continuation.resume(
+                    with: Result {
+                        try database.transaction(readOnly: readOnly) { try body(PostgresStore(database: database)) }
+                    })
+            }
+        }
+    }
+}
+
+/// Statements of one transaction.
+struct PostgresStore: StoreWriter, TextIndex {
+    let database: PostgresLibraryDatabase
+
+    var textIndex: any TextIndex { self }
+
+    // MARK: StoreReader
+
+    func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
+        var sql = SQLBuilder(table: M.entity)
+        let statement = "SELECT * FROM \(quoted(M.entity))" + sql.clauses(query, withOrder: true)
+        return try database.run(statement, sql.binds).rows.map { row in
+            try M(from: ColumnDecoder(row: row.makeRandomAccess()))
+        }
+    }
+
+    func count<M: Model>(_ query: Query<M>) throws -> Int {
+        var sql = SQLBuilder(table: M.entity)
+        let statement = "SELECT count(*) FROM \(quoted(M.entity))" + sql.clauses(query.limit(nil), withOrder: false)
+        return Int(try database.run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int {
+        var sql = SQLBuilder(table: M.entity)
+        let statement =
+            "SELECT coalesce(sum(\(quoted(field.name))), 0)::bigint FROM \(quoted(M.entity))"
+            + sql.clauses(query.limit(nil), withOrder: false)
+        return Int(try database.run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    // MARK: StoreWriter
+
+    func insert<M: Model>(_ model: inout M) throws {
+        let columns = try storedColumns(model).filter { $0.name != "id" || model.id != nil }
+        var binds = PostgresBindings()
+        for column in columns { column.value.bind(into: &binds) }
+        let names = columns.map { quoted($0.name) }.joined(separator: ", ")
+        let values = (1...max(1, columns.count)).map { "$\($0)" }.prefix(columns.count).joined(separator: ", ")
+        let statement = "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) RETURNING id"
+        model.id = try database.run(statement, binds).rows.first?.decode(Int64.self)
+    }
+
+    func update<M: Model>(_ model: M) throws {
+        guard let id = model.id else { return }
+        let columns = try storedColumns(model).filter { $0.name != "id" }
+        var binds = PostgresBindings()
+        for column in columns { column.value.bind(into: &binds) }
+        binds.append(id)
+        let assignments = columns.enumerated().map { "\(quoted($0.element.name)) = $\($0.offset + 1)" }
+        let statement =
+            "UPDATE \(quoted(M.entity)) SET \(assignments.joined(separator: ", ")) WHERE id = $\(columns.count + 1)"
+        try database.run(statement, binds)
+    }
+
+    func upsert<M: Model>(_ model: inout M) throws {
+        // Found by its natural key, never by a row id it may carry; an existing row keeps its uuid.
+        let columns = try storedColumns(model).filter { $0.name != "id" }
+        var binds = PostgresBindings()
+        for column in columns { column.value.bind(into: &binds) }
+        let names = columns.map { quoted($0.name) }.joined(separator: ", ")
+        let values = columns.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        let keys = M.naturalKey.map(quoted).joined(separator: ", ")
+        var updated = columns.map(\.name).filter { !M.naturalKey.contains($0) && $0 != "uuid" }
+        if updated.isEmpty { updated = [M.naturalKey[0]] }
+        let assignments = updated.map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }.joined(separator: ", ")
+        let statement =
+            "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) ON CONFLICT (\(keys)) DO UPDATE SET \(assignments) RETURNING *"
+        guard let row = try database.run(statement, binds).rows.first else { return }
+        model = try M(from: ColumnDecoder(row: row.makeRandomAccess()))
+    }
+
+    func delete<M: Model>(_ query: Query<M>) throws -> Int {
+        var sql = SQLBuilder(table: M.entity)
+        var statement = "DELETE FROM \(quoted(M.entity))"
+        if query.limit != nil || query.offset != nil || !query.sorts.isEmpty {
+            statement += " WHERE id IN (SELECT id FROM \(quoted(M.entity))" + sql.clauses(query, withOrder: true) + ")"
+        } else {
+            statement += sql.clauses(query, withOrder: false)
+        }
+        return try database.run(statement, sql.binds).metadata.rows ?? 0
+    }
+
+    /// The model's columns plus what the store keeps beside them: the folded text the trigram
+    /// indexes search (`norm`), worked out here, in Swift.
+    private func storedColumns<M: Model>(_ model: M) throws -> [(name: String, value: ColumnValue)] {
+        var columns = try ColumnEncoder.columns(of: model)
+        if let searchable = model as? any SearchableModel {
+            columns.append(("norm", .text(folded(searchable.searchText))))
+        } else if let page = model as? PageText {
+            columns.append(("norm", .text(folded(page.text))))
+        }
+        return columns
+    }
+
+    // MARK: TextIndex
+
+    func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+        var sql = SQLBuilder(table: "page")
+        let filter = sql.contains(terms, bookId: bookId)
+        let statement =
+            "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number"
+        for row in try database.run(statement, sql.binds).rows {
+            guard try visit(try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))) else { return }
+        }
+    }
+
+    func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
+        var sql = SQLBuilder(table: "page")
+        let filter = sql.contains(terms, bookId: bookId)
+        return Int(
+            try database.run("SELECT count(*) FROM page\(filter)", sql.binds).rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+        var sql = SQLBuilder(table: "page")
+        let filter = sql.contains([], bookId: bookId)
+        let statement = "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number"
+        for row in try database.run(statement, sql.binds).rows {
+            guard try visit(try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))) else { return }
+        }
+    }
+
+    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)] {
+        var found = [(kind: String, id: Int64)]()
+        for table in ["highlight", "memo"] {
+            var sql = SQLBuilder(table: table)
+            let filter = sql.contains(terms, bookId: bookId)
+            let ids = try database.run("SELECT id FROM \(table)\(filter) ORDER BY id", sql.binds).rows.map {
+                try $0.decode(Int64.self)
+            }
+            found += ids.map { (table, $0) }
+        }
+        return found
+    }
+}
+
+/// An identifier in double quotes (names come from model code, never from users).
+func quoted(_ name: String) -> String { "\"\(name)\"" }
+
+/// WHERE, ORDER BY and LIMIT clauses with their bound values.
+struct SQLBuilder {
+    let table: String
+    var binds = PostgresBindings()
+
+    init(table: String) { self.table = table }
+
+    private mutating func placeholder(_ value: ColumnValue) -> String {
+        value.bind(into: &binds)
+        return "$\(binds.count)"
+    }
+
+    mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool) -> String {
+        var sql = ""
+        if let predicate = query.predicate { sql += " WHERE " + condition(predicate) }
+        if withOrder {
+            let texts = PostgresMigrations.textColumns[table] ?? []
+            var order = query.sorts.map { sort in
+                let column = texts.contains(sort.field) ? "lower(\(quoted(sort.field)))" : quoted(sort.field)
+                return "\(column) \(sort.ascending ? "ASC" : "DESC") NULLS LAST"
+            }
+            order.append("id")
+            sql += " ORDER BY " + order.joined(separator: ", ")
+        }
+        if let limit = query.limit { sql += " LIMIT \(limit)" }
+        if let offset = query.offset { sql += " OFFSET \(offset)" }
+        return sql
+    }
+
+    /// Pages (or annotations) whose folded text holds every term, of one book or all.
+    mutating func contains(_ terms: [String], bookId: Int64?) -> String {
+        var parts = terms.map { term -> String in
+            let escaped = term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+            return "norm LIKE \(placeholder(.text("%" + escaped + "%")))"
+        }
+        if let bookId { parts.append("\"bookId\" = \(placeholder(.integer(bookId)))") }
+        return parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")
+    }
+
+    private mutating func value(_ value: StoreValue, for column: String) -> String {
+        if PostgresMigrations.booleanColumns[table]?.contains(column) == true, case .integer(let int) = value {
+            return placeholder(.boolean(int != 0))
+        }
+        let bound = placeholder(ColumnValue(value))
+        return column == "name" && table == "tag" ? bound + "::citext" : bound
+    }
+
+    mutating func condition(_ predicate: MarginCore.Predicate) -> String {
+        switch predicate {
+        case .compare(let name, let comparison, let operand):
+            let column = quoted(name)
+            if case .null = operand {
+                switch comparison {
+                case .equal: return "\(column) IS NULL"
+                case .notEqual: return "\(column) IS NOT NULL"
+                default: return "false"
+                }
+            }
+            let symbol: String
+            switch comparison {
+            case .equal: symbol = "="
+            case .notEqual: symbol = "<>"
+            case .less: symbol = "<"
+            case .lessOrEqual: symbol = "<="
+            case .greater: symbol = ">"
+            case .greaterOrEqual: symbol = ">="
+            }
+            return "\(column) \(symbol) \(value(operand, for: name))"
+        case .hasPrefix(let name, let text):
+            return "starts_with(\(quoted(name))::text, \(placeholder(.text(text))))"
+        case .isIn(let name, let values):
+            guard !values.isEmpty else { return "false" }
+            return "\(quoted(name)) IN (" + values.map { value($0, for: name) }.joined(separator: ", ") + ")"
+        case .isNull(let name):
+            return "\(quoted(name)) IS NULL"
+        case .and(let parts):
+            return parts.isEmpty ? "true" : "(" + parts.map { condition($0) }.joined(separator: " AND ") + ")"
+        case .or(let parts):
+            return parts.isEmpty ? "false" : "(" + parts.map { condition($0) }.joined(separator: " OR ") + ")"
+        case .not(let inner):
+            return "NOT (" + condition(inner) + ")"
+        }
+    }
+}

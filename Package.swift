@@ -135,6 +135,7 @@ let package = Package(
                 "MarginKit",
                 "MarginCore",
                 "MarginSQLite",
+                "MarginPostgres",
                 "MarginServe",
                 "Poppler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

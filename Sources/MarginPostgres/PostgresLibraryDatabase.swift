@@ -11,8 +11,26 @@ import PostgresNIO
 public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
     let connection: PostgresConnection
     let logger: Logger
+    let configuration: PostgresConnection.Configuration
     /// One transaction at a time on the connection.
     let turn = NSLock()
+    private let filesLock = NSLock()
+    private var filesSession: PostgresLibraryDatabase?
+
+    /// PDFs travel on a connection of their own, opened on first use: a file may be fetched
+    /// while a transaction of the store is open.
+    func files() throws -> PostgresLibraryDatabase {
+        filesLock.lock()
+        defer { filesLock.unlock() }
+        if let filesSession { return filesSession }
+        do {
+            let session = try PostgresLibraryDatabase(sibling: self)
+            filesSession = session
+            return session
+        } catch {
+            throw StoreError.cannotOpen(path: path ?? "postgres", reason: Self.message(error))
+        }
+    }
     let queue = DispatchQueue(label: "margin.postgres", attributes: .concurrent)
     /// The URL without its password, for messages.
     public let path: String?
@@ -25,7 +43,7 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
             let host = components.host, !host.isEmpty
         else {
-            throw StoreError.cannotOpen(path: url, reason: "not a postgres://USER@HOST[:PORT]/DB URL")
+            throw StoreError.cannotOpen(path: "that postgres URL", reason: "not a postgres://USER@HOST[:PORT]/DB URL")
         }
         let database = String(components.path.drop { $0 == "/" })
         let user = components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
@@ -35,7 +53,7 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
         var logger = Logger(label: "margin.postgres")
         logger.logLevel = .critical
         self.logger = logger
-        let configuration = PostgresConnection.Configuration(
+        configuration = PostgresConnection.Configuration(
             host: host, port: components.port ?? 5432, username: user, password: components.password ?? fallback,
             database: database.isEmpty ? user : database, tls: .disable)
         do {
@@ -46,6 +64,17 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
             throw StoreError.cannotOpen(path: path ?? url, reason: Self.message(error))
         }
         try migrate()
+    }
+
+    /// A second connection to the same database, its schema already current.
+    private init(sibling: PostgresLibraryDatabase) throws {
+        path = sibling.path
+        logger = sibling.logger
+        configuration = sibling.configuration
+        connection = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 2, logger: logger
+        ).wait()
+        try run("SET search_path TO margin, public")
     }
 
     deinit {

@@ -121,7 +121,23 @@ enum PostgresMigrations {
             CREATE INDEX memo_book ON memo("bookId", page);
             CREATE INDEX memo_norm ON memo USING gin (norm gin_trgm_ops);
             """
-        )
+        ),
+        (
+            "v2-files",
+            """
+            CREATE TABLE file (
+                sha256 text PRIMARY KEY,
+                bytes bigint NOT NULL,
+                "addedAt" timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE TABLE file_chunk (
+                sha256 text NOT NULL REFERENCES file(sha256) ON DELETE CASCADE,
+                n integer NOT NULL,
+                data bytea NOT NULL,
+                PRIMARY KEY (sha256, n)
+            )
+            """
+        ),
     ]
 
     /// Columns of text, per table: they sort case-insensitively (as `Sort` says).

@@ -2,11 +2,16 @@ import ArgumentParser
 import Foundation
 import MarginCore
 import MarginKit
+import MarginPostgres
 import MarginSQLite
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Keep the library in DIR (wins over $MARGIN_HOME).", valueName: "DIR"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Keep the library in DIR (wins over $MARGIN_HOME), or use the team library at postgres://USER@HOST[:PORT]/DB (also $MARGIN_LIBRARY; password from the URL or $PGPASSWORD).",
+            valueName: "DIR|URL"))
     var library: String?
 
     @Flag(name: [.customShort("q"), .long], help: "No progress or chatter on stderr.")
@@ -24,7 +29,14 @@ struct GlobalOptions: ParsableArguments {
             paths: LibraryPaths.resolve(library: library, environment: ProcessInfo.processInfo.environment),
             configuration: Settings.configuration,
             downloader: HTTPDownloader(configuration: Settings.configuration)
-        ) { path in try LibraryDatabase(path: path) }
+        ) { location in
+            // A folder is a SQLite library; a postgres:// URL a team library on PostgreSQL.
+            if isPostgresURL(location) {
+                return try PostgresLibraryDatabase(
+                    url: location, password: ProcessInfo.processInfo.environment["PGPASSWORD"])
+            }
+            return try LibraryDatabase(path: location)
+        }
         OpenLibraries.shared.keep(library)
         return library
     }

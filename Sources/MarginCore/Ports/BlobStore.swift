@@ -28,3 +28,15 @@ extension BlobStore {
     /// A new, empty temporary file for a partial download or copy.
     public func makeTemporaryFile() throws -> String { try makeTemporaryFile(suffix: ".part") }
 }
+
+/// A store that keeps the PDFs itself (a shared database): the library's files go through the
+/// blob store it makes over a local cache, which holds the copies this machine has fetched.
+public protocol FileKeepingStore {
+    func blobStore(caching local: any BlobStore) -> any BlobStore
+}
+
+/// Whether a library location names a PostgreSQL database rather than a folder.
+public func isPostgresURL(_ location: String) -> Bool {
+    let lower = location.lowercased()
+    return lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://")
+}

@@ -46,8 +46,9 @@ extension Library {
             ]
         }
         return LibraryStatus(
-            database: paths.database, cache: paths.cache, schema: try database.schemaStatus(), counts: counts,
-            databaseBytes: fileSize(paths.database) ?? 0)
+            database: database.path ?? paths.database, cache: paths.cache, schema: try database.schemaStatus(),
+            counts: counts,
+            databaseBytes: isPostgresURL(paths.database) ? 0 : fileSize(paths.database) ?? 0)
     }
 
     /// Checks the database (integrity, foreign keys), that every book's PDF is cached with the

@@ -22,20 +22,23 @@ public final class Library: Sendable {
         paths: LibraryPaths, configuration: Configuration, downloader: any Downloader,
         openStore: (_ path: String) throws -> any LibraryStore
     ) throws {
-        try makeFolder((paths.database as NSString).deletingLastPathComponent)
+        if !isPostgresURL(paths.database) { try makeFolder((paths.database as NSString).deletingLastPathComponent) }
         self.paths = paths
         self.configuration = configuration
         self.downloader = downloader
-        self.blobs = ContentStore(root: paths.cache)
-        try blobs.prepare()
-        self.database = try openStore(paths.database)
+        let local = ContentStore(root: paths.cache)
+        try local.prepare()
+        let database = try openStore(paths.database)
+        self.database = database
+        // A store that keeps the PDFs itself (a team's database) has this cache hold local copies.
+        self.blobs = (database as? any FileKeepingStore)?.blobStore(caching: local) ?? local
         // What processes that were killed or failed left behind is cleaned by the next one.
         blobs.removeStaleTemporaries()
     }
 
     /// Whether the library can't be written (a read-only mount, or no permission).
     public var isReadOnly: Bool {
-        guard paths.database != ":memory:" else { return false }
+        guard paths.database != ":memory:", !isPostgresURL(paths.database) else { return false }
         let folder = (paths.database as NSString).deletingLastPathComponent
         return access(paths.database, W_OK) != 0 || access(folder, W_OK) != 0
     }

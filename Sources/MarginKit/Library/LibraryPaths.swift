@@ -34,9 +34,28 @@ public struct LibraryPaths: Sendable, Equatable {
         self.init(database: root + "/library.sqlite", cache: root + "/cache", keyFile: keyFile)
     }
 
-    /// Resolves the paths from the `--library` option and the environment.
+    /// Resolves the paths from the `--library` option and the environment: a folder (or
+    /// `sqlite://FOLDER`), or a `postgres://` URL (also `MARGIN_LIBRARY`) for a team library,
+    /// whose PDFs this machine caches under `$XDG_CACHE_HOME/margin/team/` (or
+    /// `$MARGIN_HOME/cache/team/`).
     public static func resolve(library: String?, environment: [String: String]) -> LibraryPaths {
         let keyFile = defaultKeyFile(environment: environment)
+        let named =
+            library.flatMap { $0.isEmpty ? nil : $0 } ?? environment["MARGIN_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 }
+        if let named, isPostgresURL(named) {
+            let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+            let caches =
+                environment["MARGIN_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/cache" }
+                ?? (environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? userHome + "/.cache")
+                + "/margin"
+            let components = URLComponents(string: named)
+            let place = [components?.host ?? "", components?.port.map(String.init) ?? "5432", components?.path ?? ""]
+                .joined(separator: "-").map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
+            return LibraryPaths(database: named, cache: caches + "/team/" + String(place), keyFile: keyFile)
+        }
+        if let named, named.lowercased().hasPrefix("sqlite://") {
+            return LibraryPaths(home: String(named.dropFirst("sqlite://".count)), keyFile: keyFile)
+        }
         if let library, !library.isEmpty { return LibraryPaths(home: library, keyFile: keyFile) }
         if let home = environment["MARGIN_HOME"], !home.isEmpty { return LibraryPaths(home: home, keyFile: keyFile) }
         let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()

@@ -8,7 +8,31 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "db",
             abstract: "Inspect the library database.",
-            subcommands: [Status.self, Check.self])
+            subcommands: [Init.self, Status.self, Check.self])
+
+        struct Init: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "init",
+                abstract: "Create the library's schema, or bring it up to date.",
+                discussion: """
+                    For a team library on PostgreSQL (--library postgres://USER@HOST[:PORT]/DB or \
+                    $MARGIN_LIBRARY): creates the schema 'margin' and its tables, or applies the \
+                    migrations it lacks, each in one transaction; a schema newer than this margin is \
+                    refused untouched. A folder library is created and upgraded the same way when \
+                    any command opens it.
+                    """)
+
+            @OptionGroup var global: GlobalOptions
+
+            func run() async throws {
+                let library = try global.openLibrary()
+                let schema = try library.database.schemaStatus()
+                if global.json { return try Console.json(schema) }
+                Console.out(
+                    "schema     version \(schema.version) of \(schema.latest) at \(library.database.path ?? library.paths.database)"
+                )
+            }
+        }
 
         struct Status: AsyncParsableCommand {
             static let configuration = CommandConfiguration(

@@ -59,7 +59,10 @@ extension Margin {
             let openBrowser = open
             try await server.run(host: host, port: port) { bound in
                 let address = "http://\(shown == "0.0.0.0" ? "127.0.0.1" : shown):\(bound)/"
-                if !quiet { Console.error("serving \(library.paths.database) at \(address) (Ctrl-C stops)") }
+                if !quiet {
+                    Console.error(
+                        "serving \(library.database.path ?? library.paths.database) at \(address) (Ctrl-C stops)")
+                }
                 if openBrowser { launchBrowser(secret.map { "\(address)login?token=\($0)" } ?? address) }
             }
             if !quiet { Console.error("stopped") }

@@ -1,0 +1,105 @@
+import Foundation
+import MarginCore
+import PostgresNIO
+
+/// The team's PDFs, content-addressed in the database (1 MiB chunks, one copy per SHA-256
+/// whoever added it), with this machine's copies in a local cache: a file is fetched into the
+/// cache the first time it is asked for. Removing a file removes the local copy only: another
+/// machine's book may still need it.
+struct PostgresFiles: BlobStore {
+    let store: PostgresLibraryDatabase
+    let local: any BlobStore
+    static let chunk = 1 << 20
+
+    var root: String { local.root }
+    var temporaryFolder: String { local.temporaryFolder }
+    /// The local copy's path, fetched from the database first when this machine hasn't it.
+    func path(for sha256: String) -> String {
+        if !local.contains(sha256) { _ = try? fetch(sha256) }
+        return local.path(for: sha256)
+    }
+    func prepare() throws { try local.prepare() }
+    func makeTemporaryFile(suffix: String) throws -> String { try local.makeTemporaryFile(suffix: suffix) }
+    func removeStaleTemporaries() -> [String] { local.removeStaleTemporaries() }
+    func remove(_ sha256: String) { local.remove(sha256) }
+
+    /// Whether the file is here or in the database (it is fetched when its path is asked for).
+    func contains(_ sha256: String) -> Bool {
+        if local.contains(sha256) { return true }
+        guard let database = try? store.files() else { return false }
+        var binds = PostgresBindings()
+        binds.append(sha256)
+        let found = try? database.transaction(readOnly: true) {
+            try database.run("SELECT 1 FROM file WHERE sha256 = $1", binds).rows.first != nil
+        }
+        return found == true
+    }
+
+    /// Uploads the staged file unless the database has it, then keeps it in the local cache.
+    func place(_ staged: String, sha256: String) throws -> Bool {
+        let added = try upload(staged, sha256: sha256)
+        _ = try local.place(staged, sha256: sha256)
+        return added
+    }
+
+    private func upload(_ path: String, sha256: String) throws -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw MarginError.io("cannot read \(path) to store it in the library")
+        }
+        defer { try? handle.close() }
+        let database = try store.files()
+        return try database.transaction(readOnly: false) {
+            var binds = PostgresBindings()
+            binds.append(sha256)
+            let size = Int64((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+            binds.append(size)
+            let inserted =
+                try database.run(
+                    "INSERT INTO file (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING RETURNING sha256",
+                    binds
+                ).rows.first != nil
+            guard inserted else { return false }
+            var number = 0
+            while let data = try handle.read(upToCount: Self.chunk), !data.isEmpty {
+                var chunk = PostgresBindings()
+                chunk.append(sha256)
+                chunk.append(Int64(number))
+                chunk.append(ByteBuffer(bytes: data))
+                try database.run("INSERT INTO file_chunk (sha256, n, data) VALUES ($1, $2, $3)", chunk)
+                number += 1
+            }
+            return true
+        }
+    }
+
+    /// Writes the file from the database into the local cache; false when the database hasn't it.
+    private func fetch(_ sha256: String) throws -> Bool {
+        let temporary = try local.makeTemporaryFile(suffix: ".fetch")
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        let database = try store.files()
+        let found = try database.transaction(readOnly: true) { () throws -> Bool in
+            var binds = PostgresBindings()
+            binds.append(sha256)
+            guard try database.run("SELECT bytes FROM file WHERE sha256 = $1", binds).rows.first != nil else {
+                return false
+            }
+            guard let handle = FileHandle(forWritingAtPath: temporary) else { return false }
+            defer { try? handle.close() }
+            for row in try database.run("SELECT data FROM file_chunk WHERE sha256 = $1 ORDER BY n", binds).rows {
+                let buffer = try row.decode(ByteBuffer.self)
+                try handle.write(contentsOf: Data(buffer.readableBytesView))
+            }
+            return true
+        }
+        guard found else { return false }
+        // `place` only moves a whole file to its address; its SHA-256 is checked by `cache verify`.
+        _ = try local.place(temporary, sha256: sha256)
+        return true
+    }
+}
+
+extension PostgresLibraryDatabase: FileKeepingStore {
+    public func blobStore(caching local: any BlobStore) -> any BlobStore {
+        PostgresFiles(store: self, local: local)
+    }
+}

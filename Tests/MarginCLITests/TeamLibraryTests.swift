@@ -53,4 +53,52 @@ import Testing
         let result = try box.fails("list", "--library", "postgres://nobody@127.0.0.1:1/none")
         #expect(result.stderr.contains("cannot open the library at postgres://nobody@127.0.0.1:1/none"), "\(result)")
     }
+
+    /// SQLite → PostgreSQL → SQLite: the JSON export is the same at each step, copying again
+    /// changes nothing, and the last library searches and renders (its index and files came along).
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func dbCopyRoundTripsLosslessly() throws {
+        let url = try TestCluster.freshDatabase()
+        let original = Sandbox()
+        try original.ok("add", "-q", Fixtures.pdf("sample.pdf"), "--tag", "reading")
+        try original.ok("add", "-q", Fixtures.pdf("second.pdf"))
+        try original.ok("highlight", "add", "1", "--text", "inverted index", "--note", "the core idea")
+        try original.ok("memo", "add", "2", "--page", "1", "herons!")
+        try original.ok("bookmark", "add", "1", "3", "--label", "rendering")
+        func export(_ box: Sandbox, _ environment: [String: String] = [:]) throws -> String {
+            let result = try box.margin.run(["export", "--all", "--format", "json"], environment: environment)
+            #expect(result.status == 0, "\(result)")
+            // All but the moment of the export.
+            return result.stdout.split(separator: "\n").filter { !$0.contains("\"exportedAt\"") }.joined(
+                separator: "\n")
+        }
+        let before = try export(original)
+
+        let copied = try original.ok("db", "copy", "--to", url, "--json")
+        let report = try #require(try copied.json() as? [String: Any])
+        #expect(report["books"] as? Int == 2 && report["highlights"] as? Int == 1 && report["filesAdded"] as? Int == 2)
+        let team = Sandbox()
+        let onTeam = ["MARGIN_LIBRARY": url]
+        #expect(try export(team, onTeam) == before)
+        // Again: nothing changes, no file is added.
+        let again = try #require(try original.ok("db", "copy", "--to", url, "--json").json() as? [String: Any])
+        #expect(again["filesAdded"] as? Int == 0)
+        #expect(try export(team, onTeam) == before)
+
+        let back = Sandbox()
+        let returned = try team.margin.run(["db", "copy", "--to", back.home, "--json"], environment: onTeam)
+        #expect(returned.status == 0, "\(returned)")
+        #expect(try export(back) == before)
+        let hits = try #require(try back.ok("search", "herons", "--json").json() as? [[String: Any]])
+        #expect(hits.first?["page"] as? Int == 1, "the page text came along and is indexed")
+        try back.ok("render", "1", "--page", "1", "-o", back.folder.path + "/p1.png")
+        #expect(try back.ok("db", "check").stdout.contains("text index    ok"))
+    }
+
+    @Test func copyingALibraryOntoItselfIsRefused() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"))
+        let refused = try box.fails("db", "copy", "--to", box.home)
+        #expect(refused.stderr.contains("--to names the library being copied"), "\(refused)")
+    }
 }

@@ -8,7 +8,54 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "db",
             abstract: "Inspect the library database.",
-            subcommands: [Init.self, Status.self, Check.self])
+            subcommands: [Init.self, Status.self, Check.self, Copy.self])
+
+        struct Copy: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "copy",
+                abstract: "Copy the whole library into another one (a folder or a postgres:// URL).",
+                discussion: """
+                    Books with their sources, tags, versions and page text, bookmarks, highlights and \
+                    memos with their UUIDs and dates, and the PDFs, from the library this command \
+                    opens (--library, $MARGIN_LIBRARY or $MARGIN_HOME) into --to, in either \
+                    direction between SQLite and PostgreSQL. Rows are matched by SHA-256 (books) and \
+                    UUID (annotations): running it twice changes nothing, and a destination that \
+                    has some of the books is merged into. The destination's write is one \
+                    transaction.
+
+                    Examples:
+                      margin db copy --to postgres://alice@db.lab.example/papers
+                      margin --library postgres://alice@db.lab.example/papers db copy --to ~/papers-backup
+                    """)
+
+            @Option(
+                help: ArgumentHelp(
+                    "The library to copy into: a folder or postgres://USER@HOST[:PORT]/DB.", valueName: "DIR|URL"))
+            var to: String
+
+            @OptionGroup var global: GlobalOptions
+
+            func run() async throws {
+                let source = try global.openLibrary()
+                var target = global
+                target.library = to
+                let destination = try target.openLibrary()
+                guard destination.database.path != source.database.path || destination.paths != source.paths else {
+                    throw MarginError.invalidArgument("--to names the library being copied")
+                }
+                let report = try await source.copy(to: destination)
+                if global.json { return try Console.json(report) }
+                Console.out(
+                    "copied \(count(report.books, "book")), \(report.pages) pages, \(count(report.highlights, "highlight")), "
+                        + "\(count(report.memos, "memo")), \(count(report.bookmarks, "bookmark")) and \(count(report.filesAdded, "new PDF")) into \(report.destination)"
+                )
+                if !report.filesMissing.isEmpty {
+                    global.note(
+                        "note: \(count(report.filesMissing.count, "book")) had no cached PDF to copy (\(report.filesMissing.map(String.init).joined(separator: " "))); their sources can fetch them"
+                    )
+                }
+            }
+        }
 
         struct Init: AsyncParsableCommand {
             static let configuration = CommandConfiguration(

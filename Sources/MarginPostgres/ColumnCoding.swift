@@ -175,18 +175,27 @@ struct ColumnDecoder: Decoder {
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             let cell = try cell(key)
+            let value: Any
             switch type {
-            case is Date.Type: return try cell.decode(Date.self) as! T
-            case is UUID.Type: return try cell.decode(UUID.self) as! T
-            case is Int.Type: return Int(try cell.decode(Int64.self)) as! T
-            case is Int64.Type: return try cell.decode(Int64.self) as! T
-            case is Double.Type: return try cell.decode(Double.self) as! T
-            case is Bool.Type: return try cell.decode(Bool.self) as! T
-            case is String.Type: return try cell.decode(String.self) as! T
+            case is Date.Type: value = try cell.decode(Date.self)
+            case is UUID.Type: value = try cell.decode(UUID.self)
+            case is Int.Type: value = Int(try cell.decode(Int64.self))
+            case is Int64.Type: value = try cell.decode(Int64.self)
+            case is Double.Type: value = try cell.decode(Double.self)
+            case is Bool.Type: value = try cell.decode(Bool.self)
+            case is String.Type: value = try cell.decode(String.self)
             default:
-                let json = try cell.decode(String.self)
-                return try JSONDecoder().decode(T.self, from: Data(json.utf8))
+                // Anything nested (a highlight's rects) is stored as JSON text.
+                return try JSONDecoder().decode(T.self, from: Data(try cell.decode(String.self).utf8))
             }
+            guard let typed = value as? T else {
+                throw DecodingError.typeMismatch(
+                    T.self,
+                    .init(
+                        codingPath: [key], debugDescription: "column \(key.stringValue) holds \(Swift.type(of: value))")
+                )
+            }
+            return typed
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws

@@ -67,7 +67,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         var binds = PostgresBindings()
         for column in columns { column.value.bind(into: &binds) }
         let names = columns.map { quoted($0.name) }.joined(separator: ", ")
-        let values = (1...max(1, columns.count)).map { "$\($0)" }.prefix(columns.count).joined(separator: ", ")
+        let values = columns.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
         let statement = "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) RETURNING id"
         model.id = try database.run(statement, binds).rows.first?.decode(Int64.self)
     }

@@ -114,6 +114,13 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
             if let server = error.serverInfo, let message = server[.message] {
                 return message + (server[.detail].map { " (\($0))" } ?? "")
             }
+            if error.code == .connectionError {
+                let cause = error.underlying.map { String(describing: $0) } ?? ""
+                let refused = cause.contains("refused") || cause.contains("ECONNREFUSED")
+                return refused
+                    ? "no PostgreSQL server answers there (connection refused)"
+                    : "no connection to the PostgreSQL server" + (cause.isEmpty ? "" : " (\(cause))")
+            }
             return "\(error.code)"
         }
         return "\(error)"

@@ -52,6 +52,7 @@ import Testing
         let box = Sandbox()
         let result = try box.fails("list", "--library", "postgres://nobody@127.0.0.1:1/none")
         #expect(result.stderr.contains("cannot open the library at postgres://nobody@127.0.0.1:1/none"), "\(result)")
+        #expect(result.stderr.contains("connection refused"), "\(result)")
     }
 
     /// SQLite → PostgreSQL → SQLite: the JSON export is the same at each step, copying again

@@ -56,6 +56,7 @@ let package = Package(
         // No default traits: the reader needs neither swift-configuration nor full Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0", traits: []),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
     targets: [
         // C shims
@@ -98,6 +99,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),

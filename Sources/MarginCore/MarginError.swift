@@ -32,6 +32,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case wrongPassword(String)
     /// A stored password can't be unsealed (its key file is gone).
     case passwordUnavailable(title: String, keyFile: String)
+    /// A team library's encrypted PDF whose password this user has not given on this machine.
+    case passwordNotKept(title: String)
     case unreadablePDF(String, reason: String)
     /// Poppler exceeded its time or memory limit on a PDF.
     case popplerLimit(String)
@@ -46,6 +48,10 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case removalNeedsConfirmation(title: String, highlights: Int, memos: Int, bookmarks: Int)
     /// No bookmark, highlight or memo (`kind`) has this id.
     case annotationNotFound(kind: String, id: Int64)
+    /// A team library's book other users annotated: removing it would remove their work.
+    case annotatedByOthers(title: String)
+    /// Another user's annotation in a team library: only its author changes it.
+    case notYours(kind: String, id: Int64, owner: String)
     /// The passage is highlighted already (by highlight `id`).
     case alreadyHighlighted(text: String, page: Int, id: Int64)
     /// A book with no source left to fetch its PDF from.
@@ -119,6 +125,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "\(reason); nothing was changed"
         case .passwordUnavailable(let title, let keyFile):
             return "the stored password of '\(title)' can't be read: its key (\(keyFile)) is missing or was replaced"
+        case .passwordNotKept(let title):
+            return "'\(title)' is encrypted and its password is not on this machine (a team library keeps no passwords)"
         case .unreadablePDF(let input, let reason):
             return "poppler cannot read \(input) as a PDF: \(reason)"
         case .notCached(let title, let reason):
@@ -128,6 +136,10 @@ public enum MarginError: Error, LocalizedError, Sendable {
         case .removalNeedsConfirmation(let title, let highlights, let memos, let bookmarks):
             return "'\(title)' has \(count(highlights, "highlight")), \(count(memos, "memo")) and "
                 + "\(count(bookmarks, "bookmark")), which removing it would delete; nothing was removed"
+        case .annotatedByOthers(let title):
+            return "'\(title)' has other users' annotations: only the library's owner can remove it"
+        case .notYours(let kind, let id, let owner):
+            return "\(kind) \(id) is \(owner)'s: only its author can change or remove it"
         case .annotationNotFound(let kind, let id):
             return "no \(kind) with id \(id)"
         case .alreadyHighlighted(let text, let page, let id):

@@ -3,34 +3,36 @@ import Logging
 import MarginCore
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 
 /// A team library on PostgreSQL: the same store ports as SQLite, over PostgresNIO, in the
 /// schema `margin` of the database a `postgres://` URL names. Opening it applies the pending
 /// migrations (in one transaction each) and refuses, untouched, a schema newer than this margin.
-public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
-    let connection: PostgresConnection
+///
+/// The store's transactions lease connections from PostgresNIO's pool (`PostgresClient`), so a
+/// server (`margin serve`) runs them side by side; the connection opened first stays for what
+/// is not a store transaction: migrations, `margin db`, and the PDFs' bytes.
+public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked Sendable {
+    /// The connection opened first.
+    let session: PostgresSession
+    let client: PostgresClient
+    private let running: Task<Void, Never>
     let logger: Logger
-    let configuration: PostgresConnection.Configuration
-    /// One transaction at a time on the connection.
-    let turn = NSLock()
-    private let filesLock = NSLock()
-    private var filesSession: PostgresLibraryDatabase?
-
-    /// PDFs travel on a connection of their own, opened on first use: a file may be fetched
-    /// while a transaction of the store is open.
-    func files() throws -> PostgresLibraryDatabase {
-        filesLock.lock()
-        defer { filesLock.unlock() }
-        if let filesSession { return filesSession }
-        do {
-            let session = try PostgresLibraryDatabase(sibling: self)
-            filesSession = session
-            return session
-        } catch {
-            throw StoreError.cannotOpen(path: path ?? "postgres", reason: Self.message(error))
-        }
+    /// The PostgreSQL role: the user of the team library.
+    public let user: String
+    /// Whether the connection is encrypted (TLS), as the server sees it.
+    public let encrypted: Bool
+    private let audienceLock = NSLock()
+    private var shownAudience = Audience.mine
+    public var audience: Audience {
+        get { audienceLock.withLock { shownAudience } }
+        set { audienceLock.withLock { shownAudience = newValue } }
     }
+
+    /// PDFs travel on the first connection: a file may be fetched while a transaction of the
+    /// store is open on a pooled one.
+    func files() throws -> PostgresSession { session }
     let queue = DispatchQueue(label: "margin.postgres", attributes: .concurrent)
     /// The URL without its password, for messages.
     public let path: String?
@@ -38,8 +40,11 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
     public var repository: any Repository { PostgresRepository(database: self) }
 
     /// Connects to the database `url` names (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`; the
-    /// password may also come from `password`) and brings its schema up to date.
-    public init(url: String, password fallback: String? = nil) throws {
+    /// password may also come from `password`) and brings its schema up to date. `sslmode` in
+    /// the URL's query chooses TLS as libpq does: `disable`, `prefer` (the default: TLS when the
+    /// server offers it), `require` (TLS, the certificate unchecked), `verify-full` (TLS with a
+    /// certificate the system, or `sslrootcert=FILE`, trusts for that host name).
+    public init(url: String, password fallback: String? = nil, connections: Int = 8) throws {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
             let host = components.host, !host.isEmpty
         else {
@@ -49,63 +54,92 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
         let user = components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
         var shown = components
         shown.password = nil
-        path = shown.string ?? url
+        let path = shown.string ?? url
+        self.path = path
         var logger = Logger(label: "margin.postgres")
         logger.logLevel = .critical
         self.logger = logger
-        configuration = PostgresConnection.Configuration(
-            host: host, port: components.port ?? 5432, username: user, password: components.password ?? fallback,
-            database: database.isEmpty ? user : database, tls: .disable)
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        let tls = try Self.tls(mode: query["sslmode"] ?? "prefer", rootCertificate: query["sslrootcert"], path: path)
+        let connectionTLS: PostgresConnection.Configuration.TLS
+        let clientTLS: PostgresClient.Configuration.TLS
         do {
-            connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 1, logger: logger
-            ).wait()
+            if let tls {
+                let context = try NIOSSLContext(configuration: tls.configuration)
+                connectionTLS = tls.required ? .require(context) : .prefer(context)
+                clientTLS = tls.required ? .require(tls.configuration) : .prefer(tls.configuration)
+            } else {
+                connectionTLS = .disable
+                clientTLS = .disable
+            }
         } catch {
-            throw StoreError.cannotOpen(path: path ?? url, reason: Self.message(error))
+            throw StoreError.cannotOpen(path: path, reason: "TLS: \(error)")
         }
-        try migrate()
-    }
-
-    /// A second connection to the same database, its schema already current.
-    private init(sibling: PostgresLibraryDatabase) throws {
-        path = sibling.path
-        logger = sibling.logger
-        configuration = sibling.configuration
-        connection = try PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 2, logger: logger
-        ).wait()
-        try run("SET search_path TO margin, public")
+        let password = components.password ?? fallback
+        let name = database.isEmpty ? user : database
+        var first = PostgresConnection.Configuration(
+            host: host, port: components.port ?? 5432, username: user, password: password, database: name,
+            tls: connectionTLS)
+        first.options.additionalStartupParameters = [("search_path", "margin, public")]
+        do {
+            session = PostgresSession(
+                connection: try PostgresConnection.connect(
+                    on: MultiThreadedEventLoopGroup.singleton.next(), configuration: first, id: 0, logger: logger
+                ).wait(), logger: logger, path: path)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: Self.message(error))
+        }
+        var pooled = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: user, password: password, database: name,
+            tls: clientTLS)
+        pooled.options.additionalStartupParameters = [("search_path", "margin, public")]
+        pooled.options.maximumConnections = max(1, connections)
+        pooled.options.keepAliveBehavior = nil
+        let client = PostgresClient(configuration: pooled, backgroundLogger: logger)
+        self.client = client
+        running = Task.detached { await client.run() }
+        do {
+            let facts = try session.run(
+                "SELECT current_user::text, coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)"
+            ).rows.first?.makeRandomAccess()
+            self.user = try facts?[0].decode(String.self) ?? user
+            self.encrypted = try facts?[1].decode(Bool.self) ?? false
+            try migrate()
+        } catch {
+            running.cancel()
+            throw error
+        }
     }
 
     deinit {
-        try? connection.close().wait()
+        running.cancel()
+        try? session.connection.close().wait()
     }
 
-    // MARK: Queries
+    /// What `sslmode` asks for: TLS required or only preferred, and its settings; nil for none.
+    private static func tls(mode: String, rootCertificate: String?, path: String) throws
+        -> (required: Bool, configuration: TLSConfiguration)?
+    {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case "disable": return nil
+        case "allow", "prefer", "require":
+            configuration.certificateVerification = .none
+        case "verify-ca", "verify-full":
+            configuration.certificateVerification = mode == "verify-ca" ? .noHostnameVerification : .fullVerification
+            if let rootCertificate { configuration.trustRoots = .file(rootCertificate) }
+        default:
+            throw StoreError.cannotOpen(
+                path: path, reason: "sslmode=\(mode) is not one of disable, prefer, require, verify-ca, verify-full")
+        }
+        return (mode == "require" || mode.hasPrefix("verify"), configuration)
+    }
 
-    /// Runs one statement and returns its rows.
+    /// Runs one statement on the first connection.
     @discardableResult
     func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
-        do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
-        } catch {
-            throw StoreError.failed(path: path ?? "postgres", message: Self.message(error))
-        }
-    }
-
-    /// Runs `body` in one transaction on this connection, committed when it returns.
-    func transaction<T>(readOnly: Bool, _ body: () throws -> T) throws -> T {
-        turn.lock()
-        defer { turn.unlock() }
-        try run(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
-        do {
-            let result = try body()
-            try run("COMMIT")
-            return result
-        } catch {
-            _ = try? run("ROLLBACK")
-            throw error
-        }
+        try session.run(sql, binds)
     }
 
     /// What PostgreSQL said, without the query.
@@ -129,16 +163,18 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
     // MARK: Schema
 
     private func migrate() throws {
-        try run("CREATE SCHEMA IF NOT EXISTS margin")
-        try run("SET search_path TO margin, public")
-        try run(
-            "CREATE TABLE IF NOT EXISTS margin.migrations (name text PRIMARY KEY, \"appliedAt\" timestamptz NOT NULL DEFAULT now())"
-        )
+        // Users the library was granted to can't create schemas: only a new library is created.
+        if try run("SELECT to_regclass('margin.migrations') IS NULL").rows.first?.decode(Bool.self) ?? true {
+            try run("CREATE SCHEMA IF NOT EXISTS margin")
+            try run(
+                "CREATE TABLE IF NOT EXISTS margin.migrations (name text PRIMARY KEY, \"appliedAt\" timestamptz NOT NULL DEFAULT now())"
+            )
+        }
         let applied = try appliedMigrations()
         let known = Set(PostgresMigrations.all.map(\.name))
         guard applied.allSatisfy(known.contains) else { throw StoreError.newerSchema(path: path ?? "postgres") }
         for migration in PostgresMigrations.all where !applied.contains(migration.name) {
-            try transaction(readOnly: false) {
+            try session.transaction(readOnly: false) {
                 // One statement at a time: the extended protocol takes one per query.
                 for statement in migration.sql.components(separatedBy: ";\n") {
                     let trimmed = statement.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -162,7 +198,7 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
     public func finishWriting() {}
 
     public func schemaStatus() throws -> SchemaStatus {
-        let applied = try turn.withLock { try appliedMigrations() }
+        let applied = try session.turn.withLock { try appliedMigrations() }
         let all = PostgresMigrations.all.map(\.name)
         return SchemaStatus(
             version: applied.count, latest: all.count, applied: applied, pending: all.filter { !applied.contains($0) })
@@ -171,11 +207,80 @@ public final class PostgresLibraryDatabase: LibraryStore, @unchecked Sendable {
     public func integrityReport() throws -> IntegrityReport {
         // PostgreSQL keeps its own pages and foreign keys whole; what can be checked from here is
         // that every table answers.
-        try turn.withLock {
+        try session.turn.withLock {
             for table in PostgresMigrations.textColumns.keys.sorted() { try run("SELECT 1 FROM \"\(table)\" LIMIT 1") }
         }
         return IntegrityReport(integrity: ["ok"], foreignKeyViolations: [])
     }
 
     public func writeCounts() throws -> (recorded: Int?, database: Int) { (nil, 0) }
+}
+
+extension PostgresLibraryDatabase {
+    /// Lets `role` use the library: books, pages and PDFs to read and write, annotations to
+    /// add, and its own annotations to change (row-level security keeps the others' private
+    /// ones from it), in this schema's tables today and in the ones later migrations add.
+    public func grant(_ role: String) throws {
+        try session.transaction(readOnly: false) {
+            var binds = PostgresBindings()
+            binds.append(role)
+            guard try run("SELECT 1 FROM pg_roles WHERE rolname = $1", binds).rows.first != nil else {
+                throw MarginError.invalidArgument(
+                    "there is no PostgreSQL role '\(role)': create it first (CREATE ROLE \(role) LOGIN)")
+            }
+            let name = "\"" + role.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            for statement in [
+                "GRANT USAGE ON SCHEMA margin TO \(name)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA margin TO \(name)",
+                "REVOKE INSERT, UPDATE, DELETE ON margin.migrations FROM \(name)",
+                "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA margin TO \(name)",
+                "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA margin TO \(name)",
+                "ALTER DEFAULT PRIVILEGES IN SCHEMA margin GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(name)",
+                "ALTER DEFAULT PRIVILEGES IN SCHEMA margin GRANT USAGE, SELECT ON SEQUENCES TO \(name)",
+            ] {
+                try run(statement)
+            }
+        }
+    }
+}
+
+/// One connection and its statements: the first connection, or one leased from the pool for
+/// a transaction.
+final class PostgresSession: @unchecked Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+    let path: String
+    /// One transaction at a time on the connection.
+    let turn = NSLock()
+
+    init(connection: PostgresConnection, logger: Logger, path: String) {
+        self.connection = connection
+        self.logger = logger
+        self.path = path
+    }
+
+    /// Runs one statement and returns its rows.
+    @discardableResult
+    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+        do {
+            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+        } catch {
+            throw StoreError.failed(path: path, message: PostgresLibraryDatabase.message(error))
+        }
+    }
+
+    /// Runs `body` in one transaction on this connection, committed when it returns.
+    func transaction<T>(readOnly: Bool, _ body: () throws -> T) throws -> T {
+        turn.lock()
+        defer { turn.unlock() }
+        try run(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
+        do {
+            let result = try body()
+            try run("COMMIT")
+            return result
+        } catch {
+            _ = try? run("ROLLBACK")
+            throw error
+        }
+    }
 }

@@ -138,20 +138,78 @@ enum PostgresMigrations {
             )
             """
         ),
+        (
+            "v3-users",
+            """
+            ALTER TABLE book ADD COLUMN "addedBy" text DEFAULT current_user;
+            ALTER TABLE bookmark ADD COLUMN owner text NOT NULL DEFAULT current_user;
+            ALTER TABLE bookmark ADD COLUMN shared boolean NOT NULL DEFAULT false;
+            CREATE INDEX bookmark_owner ON bookmark(owner);
+            ALTER TABLE bookmark ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY bookmark_see ON bookmark FOR SELECT USING (owner = current_user OR shared);
+            CREATE POLICY bookmark_add ON bookmark FOR INSERT WITH CHECK (owner = current_user);
+            CREATE POLICY bookmark_change ON bookmark FOR UPDATE USING (owner = current_user) WITH CHECK (owner = current_user);
+            CREATE POLICY bookmark_remove ON bookmark FOR DELETE USING (owner = current_user);
+            ALTER TABLE highlight ADD COLUMN owner text NOT NULL DEFAULT current_user;
+            ALTER TABLE highlight ADD COLUMN shared boolean NOT NULL DEFAULT false;
+            CREATE INDEX highlight_owner ON highlight(owner);
+            ALTER TABLE highlight ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY highlight_see ON highlight FOR SELECT USING (owner = current_user OR shared);
+            CREATE POLICY highlight_add ON highlight FOR INSERT WITH CHECK (owner = current_user);
+            CREATE POLICY highlight_change ON highlight FOR UPDATE USING (owner = current_user) WITH CHECK (owner = current_user);
+            CREATE POLICY highlight_remove ON highlight FOR DELETE USING (owner = current_user);
+            ALTER TABLE memo ADD COLUMN owner text NOT NULL DEFAULT current_user;
+            ALTER TABLE memo ADD COLUMN shared boolean NOT NULL DEFAULT false;
+            CREATE INDEX memo_owner ON memo(owner);
+            ALTER TABLE memo ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY memo_see ON memo FOR SELECT USING (owner = current_user OR shared);
+            CREATE POLICY memo_add ON memo FOR INSERT WITH CHECK (owner = current_user);
+            CREATE POLICY memo_change ON memo FOR UPDATE USING (owner = current_user) WITH CHECK (owner = current_user);
+            CREATE POLICY memo_remove ON memo FOR DELETE USING (owner = current_user);
+            CREATE FUNCTION annotated_by_others(book bigint, role text) RETURNS boolean
+                LANGUAGE sql STABLE SECURITY DEFINER SET search_path = margin, pg_temp
+                AS $$ SELECT EXISTS (SELECT 1 FROM margin.highlight WHERE "bookId" = book AND owner <> role)
+                    OR EXISTS (SELECT 1 FROM margin.memo WHERE "bookId" = book AND owner <> role)
+                    OR EXISTS (SELECT 1 FROM margin.bookmark WHERE "bookId" = book AND owner <> role) $$;
+            ALTER TABLE book ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY book_see ON book FOR SELECT USING (true);
+            CREATE POLICY book_add ON book FOR INSERT WITH CHECK (true);
+            CREATE POLICY book_change ON book FOR UPDATE USING (true);
+            CREATE POLICY book_remove ON book FOR DELETE USING (NOT annotated_by_others(id, current_user));
+            CREATE TABLE reading (
+                role text NOT NULL DEFAULT current_user,
+                "bookId" bigint NOT NULL REFERENCES book(id) ON DELETE CASCADE,
+                "openedAt" timestamptz NOT NULL,
+                PRIMARY KEY (role, "bookId")
+            );
+            ALTER TABLE reading ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY reading_mine ON reading USING (role = current_user) WITH CHECK (role = current_user);
+            INSERT INTO reading (role, "bookId", "openedAt") SELECT current_user, id, "openedAt" FROM book
+                WHERE "openedAt" IS NOT NULL;
+            UPDATE book SET "openedAt" = NULL;
+            CREATE VIEW my_book WITH (security_invoker = true) AS
+                SELECT b.id, b.uuid, b.sha256, b.title, b.author, b.pages, b.bytes, b.folder, b.memo, b.password,
+                    b."addedAt", b."updatedAt", r."openedAt", b."textlessPages", b."indexedAt", b."addedBy"
+                FROM book b LEFT JOIN reading r ON r."bookId" = b.id AND r.role = current_user
+            """
+        ),
     ]
 
     /// Columns of text, per table: they sort case-insensitively (as `Sort` says).
     static let textColumns: [String: Set<String>] = [
-        "book": ["sha256", "title", "author", "folder", "memo", "password"],
+        "book": ["sha256", "title", "author", "folder", "memo", "password", "addedBy"],
         "source": ["url", "etag", "lastModified"],
         "tag": ["name"],
         "version": ["sha256", "source"],
         "page": ["text", "norm"],
-        "bookmark": ["label"],
-        "highlight": ["text", "prefix", "suffix", "rects", "color", "note", "author", "norm"],
-        "memo": ["text", "author", "norm"],
+        "bookmark": ["label", "owner"],
+        "highlight": ["text", "prefix", "suffix", "rects", "color", "note", "author", "norm", "owner"],
+        "memo": ["text", "author", "norm", "owner"],
+        "reading": ["role"],
     ]
 
     /// Boolean columns, per table: a predicate's 0/1 compares with them as false/true.
-    static let booleanColumns: [String: Set<String>] = ["highlight": ["orphaned"]]
+    static let booleanColumns: [String: Set<String>] = [
+        "highlight": ["orphaned", "shared"], "bookmark": ["shared"], "memo": ["shared"],
+    ]
 }

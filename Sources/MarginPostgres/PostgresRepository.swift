@@ -2,8 +2,9 @@ import Foundation
 import MarginCore
 import PostgresNIO
 
-/// The PostgreSQL implementation of `Repository`: each read or write is one transaction on the
-/// store's connection, run on a thread of its own (the store's calls wait for PostgreSQL).
+/// The PostgreSQL implementation of `Repository`: each read or write is one transaction on a
+/// connection leased from the pool, run on a thread of its own (the store's calls wait for
+/// PostgreSQL there, never on a cooperative thread).
 struct PostgresRepository: Repository {
     let database: PostgresLibraryDatabase
 
@@ -19,45 +20,78 @@ struct PostgresRepository: Repository {
         async throws -> T
     {
         let database = self.database
-        return try await withCheckedThrowingContinuation { continuation in
-            database.queue.async {
-                continuation.resume(
-                    with: Result {
-                        try database.transaction(readOnly: readOnly) { try body(PostgresStore(database: database)) }
-                    })
+        let audience = database.audience
+        do {
+            return try await database.client.withConnection { connection in
+                let session = PostgresSession(
+                    connection: connection, logger: database.logger, path: database.path ?? "postgres")
+                let store = PostgresStore(session: session, user: database.user, audience: audience)
+                return try await withCheckedThrowingContinuation { continuation in
+                    database.queue.async {
+                        continuation.resume(
+                            with: Result { try session.transaction(readOnly: readOnly) { try body(store) } })
+                    }
+                }
             }
+        } catch let error as PSQLError {
+            throw StoreError.failed(path: database.path ?? "postgres", message: PostgresLibraryDatabase.message(error))
         }
     }
 }
 
-/// Statements of one transaction.
+/// Statements of one transaction, as one user: annotations are read as `audience` says (the
+/// database's row-level security lets the user see at most their own and the shared ones), and
+/// a book's `openedAt` is the user's own (table `reading`, through the view `my_book`).
 struct PostgresStore: StoreWriter, TextIndex {
-    let database: PostgresLibraryDatabase
+    let session: PostgresSession
+    let user: String?
+    let audience: Audience
 
     var textIndex: any TextIndex { self }
+
+    private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+        try session.run(sql, binds)
+    }
+
+    /// The table (or view) a model is read from.
+    private func source<M: Model>(_ type: M.Type) -> String {
+        M.self == Book.self ? quoted("my_book") : quoted(M.entity)
+    }
+
+    /// The query with the audience's condition on annotations.
+    private func shown<M: Model>(_ query: Query<M>) -> Query<M> {
+        guard M.self is any Annotation.Type, let user else { return query }
+        let mine = Predicate.compare("owner", .equal, .text(user))
+        switch audience {
+        case .mine: return query.filter(mine)
+        case .sharedToo: return query.filter(mine || .compare("shared", .equal, .integer(1)))
+        case .everything: return query
+        }
+    }
 
     // MARK: StoreReader
 
     func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
         var sql = SQLBuilder(table: M.entity)
-        let statement = "SELECT * FROM \(quoted(M.entity))" + sql.clauses(query, withOrder: true)
-        return try database.run(statement, sql.binds).rows.map { row in
+        let statement = "SELECT * FROM \(source(M.self))" + sql.clauses(shown(query), withOrder: true)
+        return try run(statement, sql.binds).rows.map { row in
             try M(from: ColumnDecoder(row: row.makeRandomAccess()))
         }
     }
 
     func count<M: Model>(_ query: Query<M>) throws -> Int {
         var sql = SQLBuilder(table: M.entity)
-        let statement = "SELECT count(*) FROM \(quoted(M.entity))" + sql.clauses(query.limit(nil), withOrder: false)
-        return Int(try database.run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
+        let statement =
+            "SELECT count(*) FROM \(source(M.self))" + sql.clauses(shown(query).limit(nil), withOrder: false)
+        return Int(try run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
     }
 
     func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int {
         var sql = SQLBuilder(table: M.entity)
         let statement =
-            "SELECT coalesce(sum(\(quoted(field.name))), 0)::bigint FROM \(quoted(M.entity))"
-            + sql.clauses(query.limit(nil), withOrder: false)
-        return Int(try database.run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
+            "SELECT coalesce(sum(\(quoted(field.name))), 0)::bigint FROM \(source(M.self))"
+            + sql.clauses(shown(query).limit(nil), withOrder: false)
+        return Int(try run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
     }
 
     // MARK: StoreWriter
@@ -68,8 +102,21 @@ struct PostgresStore: StoreWriter, TextIndex {
         for column in columns { column.value.bind(into: &binds) }
         let names = columns.map { quoted($0.name) }.joined(separator: ", ")
         let values = columns.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-        let statement = "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) RETURNING id"
-        model.id = try database.run(statement, binds).rows.first?.decode(Int64.self)
+        // Who made it is the database's answer: the row comes back whole for annotations and books.
+        guard model is any Annotation || model is Book else {
+            let statement = "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) RETURNING id"
+            model.id = try run(statement, binds).rows.first?.decode(Int64.self)
+            return
+        }
+        let statement = "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) RETURNING *"
+        guard let row = try run(statement, binds).rows.first else { return }
+        let opened = (model as? Book)?.openedAt
+        model = try M(from: ColumnDecoder(row: row.makeRandomAccess()))
+        if var book = model as? Book, let opened {
+            book.openedAt = opened
+            try recordOpening(book)
+            if let updated = book as? M { model = updated }
+        }
     }
 
     func update<M: Model>(_ model: M) throws {
@@ -81,7 +128,12 @@ struct PostgresStore: StoreWriter, TextIndex {
         let assignments = columns.enumerated().map { "\(quoted($0.element.name)) = $\($0.offset + 1)" }
         let statement =
             "UPDATE \(quoted(M.entity)) SET \(assignments.joined(separator: ", ")) WHERE id = $\(columns.count + 1)"
-        try database.run(statement, binds)
+        let changed = try run(statement, binds).metadata.rows ?? 0
+        if let book = model as? Book { try recordOpening(book) }
+        // Row-level security skips another user's row without a word: say it.
+        if changed == 0, let annotation = model as? any Annotation, let owner = annotation.owner, owner != user {
+            throw MarginError.notYours(kind: M.entity, id: id, owner: owner)
+        }
     }
 
     func upsert<M: Model>(_ model: inout M) throws {
@@ -97,8 +149,29 @@ struct PostgresStore: StoreWriter, TextIndex {
         let assignments = updated.map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }.joined(separator: ", ")
         let statement =
             "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) ON CONFLICT (\(keys)) DO UPDATE SET \(assignments) RETURNING *"
-        guard let row = try database.run(statement, binds).rows.first else { return }
+        guard let row = try run(statement, binds).rows.first else { return }
+        let opened = (model as? Book)?.openedAt
         model = try M(from: ColumnDecoder(row: row.makeRandomAccess()))
+        if var book = model as? Book {
+            book.openedAt = opened
+            try recordOpening(book)
+            if let read = try fetch(Query<M>().filter(Field<M, Int64>("id") == (book.id ?? 0))).first { model = read }
+        }
+    }
+
+    /// A book's `openedAt` is the user's: kept in `reading`, not in the shared row.
+    private func recordOpening(_ book: Book) throws {
+        guard let id = book.id else { return }
+        var binds = PostgresBindings()
+        binds.append(id)
+        if let opened = book.openedAt {
+            binds.append(opened)
+            try run(
+                "INSERT INTO reading (\"bookId\", \"openedAt\") VALUES ($1, $2) ON CONFLICT (role, \"bookId\") DO UPDATE SET \"openedAt\" = EXCLUDED.\"openedAt\"",
+                binds)
+        } else {
+            try run("DELETE FROM reading WHERE \"bookId\" = $1 AND role = current_user", binds)
+        }
     }
 
     func delete<M: Model>(_ query: Query<M>) throws -> Int {
@@ -109,13 +182,22 @@ struct PostgresStore: StoreWriter, TextIndex {
         } else {
             statement += sql.clauses(query, withOrder: false)
         }
-        return try database.run(statement, sql.binds).metadata.rows ?? 0
+        return try run(statement, sql.binds).metadata.rows ?? 0
     }
 
     /// The model's columns plus what the store keeps beside them: the folded text the trigram
     /// indexes search (`norm`), worked out here, in Swift.
+    ///
+    /// Who made a row is the database's to say (`owner`, `addedBy` default to the role) when the
+    /// model doesn't name anyone; a book's `openedAt` is not stored in the shared row.
     private func storedColumns<M: Model>(_ model: M) throws -> [(name: String, value: ColumnValue)] {
-        var columns = try ColumnEncoder.columns(of: model)
+        var columns = try ColumnEncoder.columns(of: model).filter { column in
+            switch (column.name, column.value) {
+            case ("owner", .null), ("addedBy", .null): return false
+            case ("openedAt", _): return M.self != Book.self
+            default: return true
+            }
+        }
         if let searchable = model as? any SearchableModel {
             columns.append(("norm", .text(folded(searchable.searchText))))
         } else if let page = model as? PageText {
@@ -131,7 +213,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         let filter = sql.contains(terms, bookId: bookId)
         let statement =
             "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number"
-        for row in try database.run(statement, sql.binds).rows {
+        for row in try run(statement, sql.binds).rows {
             guard try visit(try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))) else { return }
         }
     }
@@ -140,14 +222,14 @@ struct PostgresStore: StoreWriter, TextIndex {
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
         return Int(
-            try database.run("SELECT count(*) FROM page\(filter)", sql.binds).rows.first?.decode(Int64.self) ?? 0)
+            try run("SELECT count(*) FROM page\(filter)", sql.binds).rows.first?.decode(Int64.self) ?? 0)
     }
 
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains([], bookId: bookId)
         let statement = "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number"
-        for row in try database.run(statement, sql.binds).rows {
+        for row in try run(statement, sql.binds).rows {
             guard try visit(try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))) else { return }
         }
     }
@@ -157,7 +239,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         for table in ["highlight", "memo"] {
             var sql = SQLBuilder(table: table)
             let filter = sql.contains(terms, bookId: bookId)
-            let ids = try database.run("SELECT id FROM \(table)\(filter) ORDER BY id", sql.binds).rows.map {
+            let ids = try run("SELECT id FROM \(table)\(filter) ORDER BY id", sql.binds).rows.map {
                 try $0.decode(Int64.self)
             }
             found += ids.map { (table, $0) }

@@ -18,6 +18,7 @@ enum Schema {
         ("v4-versions", v4Versions),
         ("v5-folded-annotations", v5FoldedAnnotations),
         ("v6-page-words", v6PageWords),
+        ("v7-users", v7Users),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -311,5 +312,21 @@ enum Schema {
             CREATE TRIGGER \(table)_fts_delete AFTER DELETE ON \(table) BEGIN \(dropOld) END;
 
             """
+    }
+
+    /// v7: who made an annotation and whether it is shared, and who added a book: what a team
+    /// library records, kept here too so a library copied between backends loses nothing. In a
+    /// personal library they stay empty (the owner is the library's one user).
+    private static func v7Users(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE book ADD COLUMN addedBy TEXT;
+                ALTER TABLE bookmark ADD COLUMN owner TEXT;
+                ALTER TABLE bookmark ADD COLUMN shared BOOLEAN NOT NULL DEFAULT 0;
+                ALTER TABLE highlight ADD COLUMN owner TEXT;
+                ALTER TABLE highlight ADD COLUMN shared BOOLEAN NOT NULL DEFAULT 0;
+                ALTER TABLE memo ADD COLUMN owner TEXT;
+                ALTER TABLE memo ADD COLUMN shared BOOLEAN NOT NULL DEFAULT 0;
+                """)
     }
 }

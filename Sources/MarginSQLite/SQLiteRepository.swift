@@ -83,6 +83,7 @@ struct SQLiteStore: StoreWriter, TextIndex {
     }
 
     var textIndex: any TextIndex { self }
+    var user: String? { nil }
 
     func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
         try request(query).fetchAll(db).map(\.model)

@@ -38,7 +38,7 @@ extension ReaderServer {
         api.patch("highlights/{id}") { request, context in
             let body = try await decodeBody(HighlightChange.self, request, context)
             let highlight = try await library.editHighlight(
-                id: try annotationID(context), note: body.note, color: body.color)
+                id: try annotationID(context), note: body.note, color: body.color, shared: body.shared)
             return try jsonResponse(HighlightView(highlight))
         }
         api.delete("highlights/{id}") { _, context in
@@ -51,13 +51,16 @@ extension ReaderServer {
         api.post("books/{id}/bookmarks") { request, context in
             let book = try await book(context)
             let body = try await decodeBody(NewBookmark.self, request, context)
-            let bookmark = try await library.addBookmark(book, page: body.page, label: body.label)
+            let bookmark = try await library.addBookmark(
+                book, page: body.page, label: body.label, shared: body.shared ?? false)
             return try jsonResponse(BookmarkView(bookmark), status: .created)
         }
         api.patch("bookmarks/{id}") { request, context in
             let body = try await decodeBody(BookmarkChange.self, request, context)
             return try jsonResponse(
-                BookmarkView(try await library.editBookmark(id: try annotationID(context), label: body.label)))
+                BookmarkView(
+                    try await library.editBookmark(
+                        id: try annotationID(context), label: body.label, shared: body.shared)))
         }
         api.delete("bookmarks/{id}") { _, context in
             try jsonResponse(BookmarkView(try await library.removeBookmark(id: try annotationID(context))))
@@ -70,12 +73,15 @@ extension ReaderServer {
             let book = try await book(context)
             let body = try await decodeBody(NewMemo.self, request, context)
             return try jsonResponse(
-                MemoView(try await library.addMemo(book, page: body.page, text: body.text)), status: .created)
+                MemoView(
+                    try await library.addMemo(book, page: body.page, text: body.text, shared: body.shared ?? false)),
+                status: .created)
         }
         api.patch("memos/{id}") { request, context in
             let body = try await decodeBody(MemoChange.self, request, context)
             return try jsonResponse(
-                MemoView(try await library.editMemo(id: try annotationID(context), text: body.text)))
+                MemoView(
+                    try await library.editMemo(id: try annotationID(context), text: body.text, shared: body.shared)))
         }
         api.delete("memos/{id}") { _, context in
             try jsonResponse(MemoView(try await library.removeMemo(id: try annotationID(context))))
@@ -174,6 +180,7 @@ extension ReaderServer {
             var selection = HighlightSelection(page: body.page, start: start, end: end)
             selection.color = color
             selection.note = body.note
+            selection.shared = body.shared ?? false
             return try await library.addHighlight(book, selection)
         }
         guard let text = body.text else {
@@ -183,6 +190,7 @@ extension ReaderServer {
         request.page = body.page
         request.color = color
         request.note = body.note
+        request.shared = body.shared ?? false
         return try await library.addHighlights(book, request)[0]
     }
 
@@ -260,6 +268,9 @@ struct RangedHit: Encodable {
     }
 }
 
+// `shared`: seen by the other users of a team library (an addition's default is private; a
+// change without it leaves it as it is).
+
 struct NewHighlight: Decodable {
     var page: Int
     var start: Int?
@@ -267,27 +278,33 @@ struct NewHighlight: Decodable {
     var text: String?
     var color: String?
     var note: String?
+    var shared: Bool?
 }
 
 struct HighlightChange: Decodable {
     var note: String?
     var color: String?
+    var shared: Bool?
 }
 
 struct NewBookmark: Decodable {
     var page: Int
     var label: String?
+    var shared: Bool?
 }
 
 struct BookmarkChange: Decodable {
     var label: String?
+    var shared: Bool?
 }
 
 struct NewMemo: Decodable {
     var page: Int?
     var text: String
+    var shared: Bool?
 }
 
 struct MemoChange: Decodable {
-    var text: String
+    var text: String?
+    var shared: Bool?
 }

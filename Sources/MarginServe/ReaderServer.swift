@@ -130,6 +130,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return .conflict
         case .invalidArgument, .emptyQuery, .invalidBackup:
             return .badRequest
+        case .notYours, .annotatedByOthers:
+            return .forbidden
         default:
             return .internalServerError
         }

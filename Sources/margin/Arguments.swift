@@ -67,3 +67,18 @@ struct DownloadOptions: ParsableArguments {
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a number of seconds above 0") }
     }
 }
+
+/// `--shared` / `--private` on an annotation: whether the other users of a team library see it.
+enum Sharing: String, EnumerableFlag {
+    case shared
+    case `private`
+
+    static func help(for value: Sharing) -> ArgumentHelp? {
+        switch value {
+        case .shared: return "In a team library, let the other users see it (they can't change it)."
+        case .private: return "In a team library, only you see it (the default for a new one)."
+        }
+    }
+
+    var isShared: Bool { self == .shared }
+}

@@ -42,7 +42,8 @@ private func hint(for error: MarginError) -> Hint? {
     case .tooLarge: return .inline("raise it with --max-size")
     case .timedOut: return .inline("--timeout S allows longer")
     case .encrypted: return .inline("give its password with --password - (asked for, not shown) or --password-fd N")
-    case .passwordUnavailable: return .inline("give the password again with 'margin edit BOOK --password -'")
+    case .passwordUnavailable, .passwordNotKept:
+        return .inline("give the password again with 'margin edit BOOK --password -'")
     case .fileNotCached(_, let book): return .line("'margin fetch \(book)' fetches it again from its sources")
     case .noSource: return .inline("add the PDF again with 'margin add PATH'")
     case .removalNeedsConfirmation: return .inline("add --yes to remove it with them")

@@ -20,6 +20,11 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print exactly one JSON document on stdout.")
     var json = false
 
+    @Flag(
+        name: .long,
+        help: "In a team library, also show the annotations other users shared (without it: only yours).")
+    var allUsers = false
+
     /// Opens the library these options point at. It stays open until the process exits:
     /// closing SQLite connections checkpoints the WAL and syncs the disk, which would cost every
     /// read-only command several milliseconds; an exit without closing is as safe as a crash,
@@ -32,8 +37,10 @@ struct GlobalOptions: ParsableArguments {
         ) { location in
             // A folder is a SQLite library; a postgres:// URL a team library on PostgreSQL.
             if isPostgresURL(location) {
-                return try PostgresLibraryDatabase(
+                let team = try PostgresLibraryDatabase(
                     url: location, password: ProcessInfo.processInfo.environment["PGPASSWORD"])
+                if allUsers { team.audience = .sharedToo }
+                return team
             }
             return try LibraryDatabase(path: location)
         }

@@ -23,5 +23,42 @@ public enum TestCluster {
         return components?.string ?? url
     }
 
-    public enum ClusterError: Error { case absent, createFailed(String) }
+    /// Runs SQL with psql at `url` (unaligned, tuples only) and returns what it printed, or
+    /// throws with psql's error.
+    @discardableResult
+    public static func psql(_ url: String, _ sql: String) throws -> String {
+        guard let psql else { throw ClusterError.absent }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: psql)
+        process.arguments = [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ClusterError.psqlFailed(String(decoding: errors, as: UTF8.self))
+        }
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A new login role (a unique name starting with `prefix`): its name.
+    public static func newRole(_ prefix: String) throws -> String {
+        guard let url else { throw ClusterError.absent }
+        let name = prefix + "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(8)
+        try psql(url, "CREATE ROLE \(name) LOGIN")
+        return name
+    }
+
+    /// `url` with another user.
+    public static func url(_ url: String, as user: String) -> String {
+        var components = URLComponents(string: url)
+        components?.user = user
+        return components?.string ?? url
+    }
+
+    public enum ClusterError: Error { case absent, createFailed(String), psqlFailed(String) }
 }

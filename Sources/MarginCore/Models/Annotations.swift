@@ -11,6 +11,11 @@ public struct Bookmark: Model, Equatable {
     /// 1-based.
     public var page: Int
     public var label: String?
+    /// The library user (PostgreSQL role) who made it; nil in a personal library, where it is
+    /// the library's one user. A team library sets it from the connection's role.
+    public var owner: String?
+    /// Whether the other users of a team library see it (they never change it).
+    public var shared: Bool = false
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -27,6 +32,8 @@ public struct Bookmark: Model, Equatable {
         public static let id = Field<Bookmark, Int64>("id")
         public static let uuid = Field<Bookmark, UUID>("uuid")
         public static let bookId = Field<Bookmark, Int64>("bookId")
+        public static let owner = Field<Bookmark, String?>("owner")
+        public static let shared = Field<Bookmark, Bool>("shared")
         public static let page = Field<Bookmark, Int>("page")
     }
 }
@@ -55,6 +62,11 @@ public struct Highlight: Model, Equatable {
     public var author: String?
     /// True when the text could not be found again in a new version of the PDF.
     public var orphaned: Bool
+    /// The library user (PostgreSQL role) who made it; nil in a personal library, where it is
+    /// the library's one user. A team library sets it from the connection's role.
+    public var owner: String?
+    /// Whether the other users of a team library see it (they never change it).
+    public var shared: Bool = false
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -84,6 +96,8 @@ public struct Highlight: Model, Equatable {
         public static let id = Field<Highlight, Int64>("id")
         public static let uuid = Field<Highlight, UUID>("uuid")
         public static let bookId = Field<Highlight, Int64>("bookId")
+        public static let owner = Field<Highlight, String?>("owner")
+        public static let shared = Field<Highlight, Bool>("shared")
         public static let page = Field<Highlight, Int>("page")
     }
 }
@@ -99,6 +113,11 @@ public struct Memo: Model, Equatable {
     public var page: Int?
     public var text: String
     public var author: String?
+    /// The library user (PostgreSQL role) who made it; nil in a personal library, where it is
+    /// the library's one user. A team library sets it from the connection's role.
+    public var owner: String?
+    /// Whether the other users of a team library see it (they never change it).
+    public var shared: Bool = false
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -116,6 +135,8 @@ public struct Memo: Model, Equatable {
         public static let id = Field<Memo, Int64>("id")
         public static let uuid = Field<Memo, UUID>("uuid")
         public static let bookId = Field<Memo, Int64>("bookId")
+        public static let owner = Field<Memo, String?>("owner")
+        public static let shared = Field<Memo, Bool>("shared")
         public static let page = Field<Memo, Int?>("page")
     }
 }
@@ -133,6 +154,8 @@ extension Memo: SearchableModel {
 /// last changed (a backup's merge compares them).
 public protocol Annotation: Model, Equatable {
     var bookId: Int64 { get set }
+    var owner: String? { get set }
+    var shared: Bool { get set }
     var createdAt: Date { get set }
     var updatedAt: Date { get set }
 }

@@ -25,6 +25,8 @@ public struct Book: Model, Equatable {
     public var textlessPages: Int = 0
     /// When the page text was indexed; nil for a book not indexed yet.
     public var indexedAt: Date?
+    /// The user (PostgreSQL role) who added it to a team library; nil in a personal library.
+    public var addedBy: String?
 
     public init(
         sha256: String, title: String, author: String?, pages: Int, bytes: Int64,

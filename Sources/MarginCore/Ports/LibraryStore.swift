@@ -48,3 +48,24 @@ public struct IntegrityReport: Sendable, Encodable {
         self.foreignKeyViolations = foreignKeyViolations
     }
 }
+
+/// Which annotations a team library's reads return: the user's own (the default), also those
+/// other users shared (`--all-users`), or every one the database lets the user see (a copy of
+/// the whole library). A personal library has one user and returns all of them.
+public enum Audience: Sendable {
+    case mine
+    case sharedToo
+    case everything
+}
+
+/// A library many users share (PostgreSQL): who the user is, whose annotations reads return,
+/// and letting another user in.
+public protocol TeamStore: AnyObject, Sendable {
+    /// The connection's role.
+    var user: String { get }
+    /// Whether the connection is encrypted (TLS), as the server says.
+    var encrypted: Bool { get }
+    var audience: Audience { get set }
+    /// Lets a PostgreSQL role use the library (read and write books, and its own annotations).
+    func grant(_ role: String) throws
+}

@@ -193,7 +193,8 @@ extension LibraryTransactions where Self: LibraryStore {
                     throw MarginError.removalNeedsConfirmation(
                         title: book.title, highlights: entry.highlights, memos: entry.memos, bookmarks: entry.bookmarks)
                 }
-                try store.delete(book)
+                // A team library keeps a book others annotated (its row-level security does).
+                guard try store.delete(book) == 1 else { throw MarginError.annotatedByOthers(title: book.title) }
                 removed.append(entry)
             }
             return removed
@@ -295,6 +296,7 @@ extension LibraryTransactions where Self: LibraryStore {
             guard let model = try store.find(M.self, id: id) else {
                 throw MarginError.annotationNotFound(kind: M.entity, id: id)
             }
+            try checkOwned(model, by: store)
             try store.delete(model)
             return model
         }
@@ -319,11 +321,21 @@ extension LibraryTransactions where Self: LibraryStore {
             guard var model = try store.find(M.self, id: id) else {
                 throw MarginError.annotationNotFound(kind: M.entity, id: id)
             }
+            try checkOwned(model, by: store)
             change(&model)
             try store.update(model)
             return model
         }
     }
+}
+
+/// Refuses to change another user's annotation in a team library (the database refuses it too,
+/// by row-level security; this says so in words).
+private func checkOwned<M: Model>(_ model: M, by store: any StoreReader) throws {
+    guard let annotation = model as? any Annotation, let owner = annotation.owner, let user = store.user,
+        owner != user
+    else { return }
+    throw MarginError.notYours(kind: M.entity, id: model.id ?? 0, owner: owner)
 }
 
 extension StoreWriter {

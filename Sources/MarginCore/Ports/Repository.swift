@@ -28,6 +28,9 @@ public protocol StoreReader {
     func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int
     /// The full-text index, read in the same snapshot.
     var textIndex: any TextIndex { get }
+    /// The user this store acts as (a team library's PostgreSQL role); nil for a personal
+    /// library, whose one user owns everything.
+    var user: String? { get }
 }
 
 /// Write access to the store, valid only inside `Repository.write`: everything done through one

@@ -37,6 +37,10 @@ public struct Backup: Codable, Sendable, Equatable {
         public var uuid: String
         public var page: Int
         @Null public var label: String?
+        /// Who made it: in a team library, the user (PostgreSQL role); else null.
+        @Null public var author: String?
+        /// Whether the other users of a team library see it (false elsewhere).
+        @Null public var shared: Bool?
         public var createdAt: String
         public var updatedAt: String
     }
@@ -50,7 +54,10 @@ public struct Backup: Codable, Sendable, Equatable {
         public var rects: [[Double]]
         public var color: String
         @Null public var note: String?
+        /// Who made it: the name a PDF viewer recorded (for an imported one), or in a team
+        /// library the user (PostgreSQL role); else null.
         @Null public var author: String?
+        @Null public var shared: Bool?
         public var orphaned: Bool
         public var createdAt: String
         public var updatedAt: String
@@ -61,6 +68,7 @@ public struct Backup: Codable, Sendable, Equatable {
         @Null public var page: Int?
         public var text: String
         @Null public var author: String?
+        @Null public var shared: Bool?
         public var createdAt: String
         public var updatedAt: String
     }
@@ -87,7 +95,8 @@ extension Backup.BookmarkEntry {
     public init(_ bookmark: Bookmark) {
         self.init(
             uuid: bookmark.uuid.uuidString.lowercased(), page: bookmark.page, label: bookmark.label,
-            createdAt: isoDate(bookmark.createdAt), updatedAt: isoDate(bookmark.updatedAt))
+            author: bookmark.owner, shared: bookmark.shared, createdAt: isoDate(bookmark.createdAt),
+            updatedAt: isoDate(bookmark.updatedAt))
     }
 }
 
@@ -96,7 +105,8 @@ extension Backup.HighlightEntry {
         self.init(
             uuid: highlight.uuid.uuidString.lowercased(), page: highlight.page, text: highlight.text,
             prefix: highlight.prefix, suffix: highlight.suffix, rects: highlight.rects, color: highlight.color,
-            note: highlight.note, author: highlight.author, orphaned: highlight.orphaned,
+            note: highlight.note, author: highlight.author ?? highlight.owner, shared: highlight.shared,
+            orphaned: highlight.orphaned,
             createdAt: isoDate(highlight.createdAt), updatedAt: isoDate(highlight.updatedAt))
     }
 }
@@ -104,8 +114,9 @@ extension Backup.HighlightEntry {
 extension Backup.MemoEntry {
     public init(_ memo: Memo) {
         self.init(
-            uuid: memo.uuid.uuidString.lowercased(), page: memo.page, text: memo.text, author: memo.author,
-            createdAt: isoDate(memo.createdAt), updatedAt: isoDate(memo.updatedAt))
+            uuid: memo.uuid.uuidString.lowercased(), page: memo.page, text: memo.text,
+            author: memo.author ?? memo.owner, shared: memo.shared, createdAt: isoDate(memo.createdAt),
+            updatedAt: isoDate(memo.updatedAt))
     }
 }
 

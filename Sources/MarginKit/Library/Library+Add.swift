@@ -166,7 +166,8 @@ extension Library {
                 pageCount: facts.pages)
         // Stored sealed; "" marks an encrypted PDF that opens without a password.
         let stored =
-            facts.needsPassword ? try options.password.map { try secrets.seal($0) } : (facts.encrypted ? "" : nil)
+            facts.needsPassword
+            ? try options.password.map { try secrets.seal($0, sha256: staged.sha256) } : (facts.encrypted ? "" : nil)
         return try await Interruption.critical {
             try await record(staged, kind: kind, facts: facts, extracted: extracted, options: options, password: stored)
         }

@@ -13,6 +13,8 @@ public struct HighlightRequest: Sendable {
     public var all = false
     public var color = HighlightColor.defaultColor
     public var note: String?
+    /// Seen by the other users of a team library.
+    public var shared = false
 
     public init(text: String) {
         self.text = text
@@ -22,10 +24,11 @@ public struct HighlightRequest: Sendable {
 extension Library {
     // MARK: Bookmarks
 
-    public func addBookmark(_ book: Book, page: Int, label: String?) async throws -> Bookmark {
+    public func addBookmark(_ book: Book, page: Int, label: String?, shared: Bool = false) async throws -> Bookmark {
         try checkPage(page, of: book)
-        let bookmark = try await database.addBookmark(
-            Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label)))
+        var bookmark = Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label))
+        bookmark.shared = shared
+        bookmark = try await database.addBookmark(bookmark)
         try await touch(book)
         return bookmark
     }
@@ -40,11 +43,13 @@ extension Library {
 
     // MARK: Memos
 
-    public func addMemo(_ book: Book, page: Int?, text: String) async throws -> Memo {
+    public func addMemo(_ book: Book, page: Int?, text: String, shared: Bool = false) async throws -> Memo {
         if let page { try checkPage(page, of: book) }
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
-        let memo = try await database.addMemo(Memo(bookId: book.id ?? 0, page: page, text: text))
+        var memo = Memo(bookId: book.id ?? 0, page: page, text: text)
+        memo.shared = shared
+        memo = try await database.addMemo(memo)
         try await touch(book)
         return memo
     }
@@ -53,10 +58,16 @@ extension Library {
         try await annotations(Memo.self, of: book)
     }
 
-    public func editMemo(id: Int64, text: String) async throws -> Memo {
-        guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
-        try checkNoteSize(text, what: "a memo")
-        return try await database.updateMemo(id: id, now: Date()) { memo in memo.text = text }
+    /// Replaces a memo's text and/or makes it shared or private (nil: unchanged).
+    public func editMemo(id: Int64, text: String?, shared: Bool? = nil) async throws -> Memo {
+        if let text {
+            guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
+            try checkNoteSize(text, what: "a memo")
+        }
+        return try await database.updateMemo(id: id, now: Date()) { memo in
+            if let text { memo.text = text }
+            if let shared { memo.shared = shared }
+        }
     }
 
     public func removeMemo(id: Int64) async throws -> Memo {
@@ -69,12 +80,15 @@ extension Library {
         try await annotations(Highlight.self, of: book).sorted(by: readingOrder)
     }
 
-    public func editHighlight(id: Int64, note: String?, color: String?) async throws -> Highlight {
+    public func editHighlight(id: Int64, note: String?, color: String?, shared: Bool? = nil) async throws
+        -> Highlight
+    {
         if let note { try checkNoteSize(note, what: "a note") }
         let color = try color.map(HighlightColor.parse)
         return try await database.updateHighlight(id: id, now: Date()) { highlight in
             if let note { highlight.note = note.isEmpty ? nil : note }
             if let color { highlight.color = color }
+            if let shared { highlight.shared = shared }
         }
     }
 
@@ -155,11 +169,12 @@ extension Library {
                 duplicates.append(already)
                 continue
             }
-            highlights.append(
-                Highlight(
-                    bookId: current.id ?? 0, page: number, text: occurrence.text.isEmpty ? needle : occurrence.text,
-                    prefix: occurrence.prefix, suffix: occurrence.suffix, rects: rects, color: request.color,
-                    note: nonEmpty(request.note)))
+            var highlight = Highlight(
+                bookId: current.id ?? 0, page: number, text: occurrence.text.isEmpty ? needle : occurrence.text,
+                prefix: occurrence.prefix, suffix: occurrence.suffix, rects: rects, color: request.color,
+                note: nonEmpty(request.note))
+            highlight.shared = request.shared
+            highlights.append(highlight)
         }
         if highlights.isEmpty, let first = duplicates.first {
             throw MarginError.alreadyHighlighted(text: needle, page: first.page, id: first.id ?? 0)

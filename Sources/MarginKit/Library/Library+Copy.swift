@@ -26,13 +26,24 @@ extension Library {
     /// by its UUID), so copying again changes nothing, and copying into a library that has some
     /// of the books merges. The destination's write is one transaction.
     public func copy(to destination: Library) async throws -> CopyReport {
-        let snapshot = try await repository.read { store in
+        // Everything this user may see (a team library's owner: everyone's annotations).
+        (database as? any TeamStore)?.audience = .everything
+        var reading = try await repository.read { store in
             LibrarySnapshot(
+                user: store.user,
                 books: try store.all(Book.self), sources: try store.all(Source.self),
                 tags: try store.all(MarginCore.Tag.self), versions: try store.all(Version.self),
                 pages: try store.all(PageText.self), bookmarks: try store.all(Bookmark.self),
                 highlights: try store.all(Highlight.self), memos: try store.all(Memo.self))
         }
+        reading.adopt()
+        // Passwords: sealed again the way the destination keeps them (a team library keeps none).
+        for index in reading.books.indices {
+            let book = reading.books[index]
+            guard let stored = book.password, !stored.isEmpty, let password = try? password(of: book) else { continue }
+            reading.books[index].password = try destination.secrets.seal(password, sha256: book.sha256)
+        }
+        let snapshot = reading
         var report = CopyReport(destination: destination.database.path ?? destination.paths.database)
         // The files first: a book is never recorded where its PDF can't be had.
         let shas = Set(snapshot.books.map(\.sha256) + snapshot.versions.map(\.sha256))
@@ -88,8 +99,9 @@ extension Library {
     }
 }
 
-/// Every row of a library, read in one snapshot.
+/// Every row of a library, read in one snapshot, as `user` (nil: a personal library) sees it.
 private struct LibrarySnapshot: Sendable {
+    var user: String?
     var books: [Book]
     var sources: [Source]
     var tags: [MarginCore.Tag]
@@ -98,4 +110,24 @@ private struct LibrarySnapshot: Sendable {
     var bookmarks: [Bookmark]
     var highlights: [Highlight]
     var memos: [Memo]
+
+    /// What the copying user made becomes the destination user's (nil: the destination says
+    /// who: its role, or its one user); what others made keeps their name.
+    mutating func adopt() {
+        func adopted<M: Annotation>(_ models: [M]) -> [M] {
+            models.map { model in
+                var copy = model
+                if copy.owner == user { copy.owner = nil }
+                return copy
+            }
+        }
+        bookmarks = adopted(bookmarks)
+        highlights = adopted(highlights)
+        memos = adopted(memos)
+        books = books.map { book in
+            var copy = book
+            if copy.addedBy == user { copy.addedBy = nil }
+            return copy
+        }
+    }
 }

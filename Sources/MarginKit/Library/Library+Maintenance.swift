@@ -8,6 +8,10 @@ public struct LibraryStatus: Sendable, Encodable {
     public var schema: SchemaStatus
     public var counts: [String: Int]
     public var databaseBytes: Int64
+    /// A team library's user (its PostgreSQL role); nil for a personal library.
+    public var user: String?
+    /// Whether the connection to a team library is encrypted (TLS), as the server says.
+    public var tls: Bool?
 }
 
 /// `margin db check`.
@@ -48,7 +52,8 @@ extension Library {
         return LibraryStatus(
             database: database.path ?? paths.database, cache: paths.cache, schema: try database.schemaStatus(),
             counts: counts,
-            databaseBytes: isPostgresURL(paths.database) ? 0 : fileSize(paths.database) ?? 0)
+            databaseBytes: isPostgresURL(paths.database) ? 0 : fileSize(paths.database) ?? 0,
+            user: (database as? any TeamStore)?.user, tls: (database as? any TeamStore)?.encrypted)
     }
 
     /// Checks the database (integrity, foreign keys), that every book's PDF is cached with the

@@ -22,6 +22,8 @@ public struct HighlightSelection: Sendable {
     public var end: Int
     public var color = HighlightColor.defaultColor
     public var note: String?
+    /// Seen by the other users of a team library.
+    public var shared = false
 
     public init(page: Int, start: Int, end: Int) {
         self.page = page
@@ -101,19 +103,25 @@ extension Library {
         {
             throw MarginError.alreadyHighlighted(text: occurrence.text, page: selection.page, id: already.id ?? 0)
         }
-        let saved = try await database.addHighlights([
-            Highlight(
-                bookId: book.id ?? 0, page: selection.page, text: occurrence.text, prefix: occurrence.prefix,
-                suffix: occurrence.suffix, rects: rects, color: selection.color, note: nonEmpty(selection.note))
-        ])
+        var highlight = Highlight(
+            bookId: book.id ?? 0, page: selection.page, text: occurrence.text, prefix: occurrence.prefix,
+            suffix: occurrence.suffix, rects: rects, color: selection.color, note: nonEmpty(selection.note))
+        highlight.shared = selection.shared
+        let saved = try await database.addHighlights([highlight])
         try await touch(book)
         return saved[0]
     }
 
-    /// Gives a bookmark another label ("" or nil clears it).
-    public func editBookmark(id: Int64, label: String?) async throws -> Bookmark {
+    /// Sets a bookmark's label (nil or "" clears it; with `keepLabel` it stays) and, when
+    /// `shared` is given, whether the other users of a team library see it.
+    public func editBookmark(id: Int64, label: String?, keepLabel: Bool = false, shared: Bool? = nil) async throws
+        -> Bookmark
+    {
         let label = nonEmpty(label)
-        return try await database.updateBookmark(id: id, now: Date()) { bookmark in bookmark.label = label }
+        return try await database.updateBookmark(id: id, now: Date()) { bookmark in
+            if !keepLabel { bookmark.label = label }
+            if let shared { bookmark.shared = shared }
+        }
     }
 
     /// `body` with one page of a book's cached PDF, off the cooperative threads (poppler blocks,

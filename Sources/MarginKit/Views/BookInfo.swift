@@ -12,7 +12,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, uuid, title, author, pages, sha256, bytes, sources, folder, tags, memo
-        case addedAt, updatedAt, openedAt, cached, file, encrypted, textlessPages, indexed
+        case addedAt, updatedAt, openedAt, cached, file, encrypted, textlessPages, indexed, addedBy
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -36,5 +36,6 @@ public struct BookInfo: Sendable, Encodable, Equatable {
         try container.encode(book.password != nil, forKey: .encrypted)
         try container.encode(book.textlessPages, forKey: .textlessPages)
         try container.encode(book.indexedAt != nil, forKey: .indexed)
+        try container.encode(book.addedBy, forKey: .addedBy)
     }
 }

@@ -7,8 +7,8 @@ extension Margin {
     struct BookmarkCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bookmark",
-            abstract: "Add, list and remove bookmarks on pages.",
-            subcommands: [Add.self, List.self, Remove.self])
+            abstract: "Add, list, edit and remove bookmarks on pages.",
+            subcommands: [Add.self, List.self, Edit.self, Remove.self])
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -18,11 +18,13 @@ extension Margin {
             @Argument(help: "The book.") var book: String
             @Argument(help: "The page (1-based).") var page: Int
             @Option(help: "A label for the bookmark.") var label: String?
+            @Flag var sharing: Sharing?
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
                 let library = try global.openLibrary()
-                let bookmark = try await library.addBookmark(library.resolve(book), page: page, label: label)
+                let bookmark = try await library.addBookmark(
+                    library.resolve(book), page: page, label: label, shared: sharing?.isShared ?? false)
                 if global.json { return try Console.json(BookmarkView(bookmark)) }
                 Console.out("bookmark \(bookmark.id ?? 0) on page \(bookmark.page)")
             }
@@ -47,6 +49,29 @@ extension Margin {
                             Console.cell($0.label),
                         ]
                     })
+            }
+        }
+
+        struct Edit: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "edit", abstract: "Change a bookmark's label (--label \"\" clears it), or share it.")
+
+            @Argument(help: "The bookmark's id.") var id: Int64
+            @Option(help: "The new label.") var label: String?
+            @Flag var sharing: Sharing?
+            @OptionGroup var global: GlobalOptions
+
+            func validate() throws {
+                if label == nil && sharing == nil {
+                    throw ValidationError("nothing to change: give --label, --shared or --private")
+                }
+            }
+
+            func run() async throws {
+                let bookmark = try await global.openLibrary().editBookmark(
+                    id: id, label: label, keepLabel: label == nil, shared: sharing?.isShared)
+                if global.json { return try Console.json(BookmarkView(bookmark)) }
+                Console.out("updated bookmark \(id)")
             }
         }
 

@@ -8,7 +8,38 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "db",
             abstract: "Inspect the library database.",
-            subcommands: [Init.self, Status.self, Check.self, Copy.self])
+            subcommands: [Init.self, Status.self, Check.self, Copy.self, Grant.self])
+
+        struct Grant: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "grant",
+                abstract: "Let a PostgreSQL role use the team library.",
+                discussion: """
+                    The role (made beforehand with CREATE ROLE NAME LOGIN) may then read and add \
+                    books, search, and add annotations, which are its own: private unless it shares \
+                    them (--shared), and only it can change or remove them. PostgreSQL enforces \
+                    that with row-level security, for psql as for margin. The library's owner (the \
+                    role that ran 'margin db init') grants; tables that later migrations add are \
+                    granted too.
+
+                    Example:
+                      margin --library postgres://admin@db.lab.example/papers db grant alice
+                    """)
+
+            @Argument(help: "The PostgreSQL role.") var role: String
+            @OptionGroup var global: GlobalOptions
+
+            func run() async throws {
+                let library = try global.openLibrary()
+                guard let team = library.database as? any TeamStore else {
+                    throw MarginError.invalidArgument(
+                        "db grant is for a team library: give --library postgres://USER@HOST[:PORT]/DB")
+                }
+                try team.grant(role)
+                if global.json { return try Console.json(["granted": role]) }
+                Console.out("\(role) may now use \(library.database.path ?? "the library")")
+            }
+        }
 
         struct Copy: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -93,6 +124,9 @@ extension Margin {
                 if global.json { return try Console.json(status) }
                 Console.out("database   \(status.database) (\(formatBytes(status.databaseBytes)))")
                 Console.out("cache      \(status.cache)")
+                if let user = status.user {
+                    Console.out("user       \(user)" + (status.tls == true ? " (TLS)" : " (not encrypted)"))
+                }
                 Console.out("schema     version \(status.schema.version) of \(status.schema.latest)")
                 Console.out(
                     "pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))"

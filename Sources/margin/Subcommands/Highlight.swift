@@ -34,6 +34,7 @@ extension Margin {
             @Flag(help: "Highlight every match.") var all = false
             @Option(help: "Colour: a name or #RRGGBB.") var color = "yellow"
             @Option(help: "A note on the highlight.") var note: String?
+            @Flag var sharing: Sharing?
             @OptionGroup var global: GlobalOptions
 
             func validate() throws {
@@ -52,6 +53,7 @@ extension Margin {
                 request.all = all
                 request.color = try HighlightColor.parse(color)
                 request.note = note
+                request.shared = sharing?.isShared ?? false
                 let highlights = try await library.addHighlights(library.resolve(book), request)
                 if global.json { return try Console.json(highlights.map { HighlightView($0) }) }
                 for highlight in highlights {
@@ -87,19 +89,24 @@ extension Margin {
 
         struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "edit", abstract: "Change a highlight's note or colour (--note \"\" clears it).")
+                commandName: "edit",
+                abstract: "Change a highlight's note or colour (--note \"\" clears it), or share it.")
 
             @Argument(help: "The highlight's id.") var id: Int64
             @Option(help: "The new note.") var note: String?
             @Option(help: "The new colour.") var color: String?
+            @Flag var sharing: Sharing?
             @OptionGroup var global: GlobalOptions
 
             func validate() throws {
-                if note == nil && color == nil { throw ValidationError("nothing to change: give --note or --color") }
+                if note == nil && color == nil && sharing == nil {
+                    throw ValidationError("nothing to change: give --note, --color, --shared or --private")
+                }
             }
 
             func run() async throws {
-                let highlight = try await global.openLibrary().editHighlight(id: id, note: note, color: color)
+                let highlight = try await global.openLibrary().editHighlight(
+                    id: id, note: note, color: color, shared: sharing?.isShared)
                 if global.json { return try Console.json(HighlightView(highlight)) }
                 Console.out("updated highlight \(id)")
             }

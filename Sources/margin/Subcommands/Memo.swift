@@ -25,12 +25,14 @@ extension Margin {
             @Argument(help: "The memo, or - to read it from stdin.") var text: String
             @Option(help: ArgumentHelp("The page (1-based); without it the memo is on the whole book.", valueName: "N"))
             var page: Int?
+            @Flag var sharing: Sharing?
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
                 let library = try global.openLibrary()
                 let body = text == "-" ? readStandardInput() : text
-                let memo = try await library.addMemo(library.resolve(book), page: page, text: body)
+                let memo = try await library.addMemo(
+                    library.resolve(book), page: page, text: body, shared: sharing?.isShared ?? false)
                 if global.json { return try Console.json(MemoView(memo)) }
                 Console.out("memo \(memo.id ?? 0)" + (memo.page.map { " on page \($0)" } ?? " on the book"))
             }
@@ -60,15 +62,22 @@ extension Margin {
 
         struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "edit", abstract: "Replace a memo's text (- reads stdin).")
+                commandName: "edit", abstract: "Replace a memo's text (- reads stdin), or share it.")
 
             @Argument(help: "The memo's id.") var id: Int64
-            @Argument(help: "The new text, or - to read it from stdin.") var text: String
+            @Argument(help: "The new text, or - to read it from stdin.") var text: String?
+            @Flag var sharing: Sharing?
             @OptionGroup var global: GlobalOptions
+
+            func validate() throws {
+                if text == nil && sharing == nil {
+                    throw ValidationError("nothing to change: give the new text, --shared or --private")
+                }
+            }
 
             func run() async throws {
                 let memo = try await global.openLibrary().editMemo(
-                    id: id, text: text == "-" ? readStandardInput() : text)
+                    id: id, text: text == "-" ? readStandardInput() : text, shared: sharing?.isShared)
                 if global.json { return try Console.json(MemoView(memo)) }
                 Console.out("updated memo \(id)")
             }

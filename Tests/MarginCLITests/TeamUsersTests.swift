@@ -1,0 +1,169 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Users of a team library: PostgreSQL roles, each with private annotations that PostgreSQL
+/// itself keeps from the others (row-level security), through margin and through psql.
+@Suite struct TeamUsersTests {
+    /// The library's owner creates it and lets alice and bob in; each works from a machine of
+    /// their own (their own cache and key).
+    struct Team {
+        let admin: String
+        let alice: String
+        let bob: String
+        let aliceURL: String
+        let bobURL: String
+        let aliceBox = Sandbox()
+        let bobBox = Sandbox()
+
+        init() throws {
+            admin = try TestCluster.freshDatabase()
+            alice = try TestCluster.newRole("alice")
+            bob = try TestCluster.newRole("bob")
+            aliceURL = TestCluster.url(admin, as: alice)
+            bobURL = TestCluster.url(admin, as: bob)
+            let owner = Sandbox()
+            for (arguments, _) in [(["db", "init"], 0), (["db", "grant", alice], 0), (["db", "grant", bob], 0)] {
+                let result = try owner.margin.run(arguments, environment: ["MARGIN_LIBRARY": admin])
+                #expect(result.status == 0, "\(arguments): \(result)")
+            }
+        }
+
+        @discardableResult
+        func alice(_ arguments: String...) throws -> RunResult {
+            try run(aliceBox, aliceURL, arguments, ok: true)
+        }
+
+        @discardableResult
+        func bob(_ arguments: String...) throws -> RunResult { try run(bobBox, bobURL, arguments, ok: true) }
+
+        func bobFails(_ arguments: String...) throws -> RunResult { try run(bobBox, bobURL, arguments, ok: false) }
+
+        private func run(_ box: Sandbox, _ url: String, _ arguments: [String], ok: Bool) throws -> RunResult {
+            let result = try box.margin.run(arguments, environment: ["MARGIN_LIBRARY": url])
+            if ok {
+                #expect(result.status == 0, "\(arguments): \(result)")
+            } else {
+                #expect(result.status != 0, "\(arguments) should fail: \(result)")
+                #expect(result.stderrLines.filter { $0.hasPrefix("error: ") }.count == 1, "\(result)")
+            }
+            return result
+        }
+    }
+
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func privateAnnotationsStayPrivateThroughMarginAndPsql() throws {
+        let team = try Team()
+        try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
+        let secret = try #require(
+            try team.alice("highlight", "add", "1", "--text", "inverted index", "--note", "mine", "--json").json()
+                as? [[String: Any]]
+        ).first
+        let secretID = try #require(secret?["id"] as? Int)
+        #expect(secret?["author"] as? String == team.alice && secret?["shared"] as? Bool == false)
+        let open = try #require(
+            try team.alice("highlight", "add", "1", "--text", "quick brown fox", "--shared", "--json").json()
+                as? [[String: Any]]
+        ).first
+        let openID = try #require(open?["id"] as? Int)
+        try team.alice("memo", "add", "1", "a private memo")
+        try team.alice("bookmark", "add", "1", "2", "--label", "private mark")
+
+        // Bob sees none of alice's annotations by default, and only the shared one with --all-users.
+        #expect((try team.bob("highlight", "list", "--json").json() as? [Any])?.isEmpty == true)
+        let shown = try #require(try team.bob("highlight", "list", "--all-users", "--json").json() as? [[String: Any]])
+        #expect(shown.map { $0["id"] as? Int } == [openID])
+        #expect(shown.first?["author"] as? String == team.alice)
+        #expect((try team.bob("memo", "list", "--all-users", "--json").json() as? [Any])?.isEmpty == true)
+        #expect((try team.bob("bookmark", "list", "--all-users", "--json").json() as? [Any])?.isEmpty == true)
+        let everything = try #require(
+            try team.bob("annotations", "1", "--all-users", "--json").json() as? [[String: Any]])
+        #expect(everything.map { $0["id"] as? Int } == [openID])
+
+        // Bob can't change or remove them, through margin…
+        #expect(
+            try team.bobFails("highlight", "edit", String(secretID), "--note", "bob was here").stderr.contains(
+                "no highlight"))
+        let refused = try team.bobFails("highlight", "edit", String(openID), "--note", "bob", "--all-users")
+        #expect(refused.stderr.contains("is \(team.alice)'s"), "\(refused)")
+        #expect(
+            try team.bobFails("highlight", "rm", String(openID), "--all-users").stderr.contains("is \(team.alice)'s"))
+        // …nor through psql: PostgreSQL shows him the shared row only and changes nothing.
+        let asBob = TestCluster.url(team.bobURL, as: team.bob)
+        #expect(try TestCluster.psql(asBob, "SELECT count(*) FROM margin.highlight") == "1")
+        #expect(try TestCluster.psql(asBob, "SELECT count(*) FROM margin.memo") == "0")
+        #expect(try TestCluster.psql(asBob, "SELECT count(*) FROM margin.bookmark") == "0")
+        try TestCluster.psql(asBob, "UPDATE margin.highlight SET note = 'bob', shared = true")
+        try TestCluster.psql(asBob, "DELETE FROM margin.highlight")
+        #expect(throws: (any Error).self) {
+            try TestCluster.psql(
+                asBob,
+                "INSERT INTO margin.memo (uuid, \"bookId\", text, owner, \"createdAt\", \"updatedAt\") "
+                    + "VALUES (gen_random_uuid(), 1, 'forged', '\(team.alice)', now(), now())")
+        }
+        // Removing the book would remove alice's work: refused, by the database too.
+        #expect(try team.bobFails("rm", "1", "--yes").stderr.contains("other users' annotations"))
+        try TestCluster.psql(asBob, "DELETE FROM margin.book")
+        #expect(try TestCluster.psql(team.admin, "SELECT count(*) FROM margin.book") == "1")
+
+        // Alice's annotations are as she left them.
+        let mine = try #require(try team.alice("highlight", "list", "--json").json() as? [[String: Any]])
+        #expect(Set(mine.compactMap { $0["id"] as? Int }) == [secretID, openID])
+        #expect(mine.first { $0["id"] as? Int == secretID }?["note"] as? String == "mine")
+        #expect(mine.first { $0["id"] as? Int == openID }?["note"] is NSNull)
+        #expect(
+            try TestCluster.psql(team.admin, "SELECT count(*) FROM margin.memo WHERE owner = '\(team.alice)'") == "1")
+
+        // Alice makes the private one shared, then private again.
+        try team.alice("highlight", "edit", String(secretID), "--shared")
+        #expect(try #require(try team.bob("highlight", "list", "--all-users", "--json").json() as? [Any]).count == 2)
+        try team.alice("highlight", "edit", String(secretID), "--private")
+        #expect(try #require(try team.bob("highlight", "list", "--all-users", "--json").json() as? [Any]).count == 1)
+        // Bob's own highlight on the same text is his, private.
+        try team.bob("highlight", "add", "1", "--text", "inverted index")
+        #expect(
+            try TestCluster.psql(team.admin, "SELECT count(*) FROM margin.highlight WHERE owner = '\(team.bob)'") == "1"
+        )
+        #expect(try #require(try team.alice("highlight", "list", "--json").json() as? [Any]).count == 2)
+    }
+
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func booksSayWhoAddedThemAndReadingStateIsEachUsers() throws {
+        let team = try Team()
+        try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
+        let listed = try #require(try team.bob("list", "--json").json() as? [[String: Any]])
+        #expect(listed.first?["addedBy"] as? String == team.alice)
+        try team.alice("render", "1", "--page", "1", "-o", team.aliceBox.folder.path + "/p1.png")
+        let aliceRecent = try #require(try team.alice("recent", "--json").json() as? [[String: Any]])
+        #expect(aliceRecent.count == 1 && aliceRecent.first?["openedAt"] is String)
+        #expect((try team.bob("recent", "--json").json() as? [Any])?.isEmpty == true)
+        #expect(try #require(try team.bob("list", "--json").json() as? [[String: Any]]).first?["openedAt"] is NSNull)
+        #expect(try #require(try team.alice("list", "--json").json() as? [[String: Any]]).first?["openedAt"] is String)
+    }
+
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aPDFPasswordStaysWithTheUserNotInTheDatabase() throws {
+        let team = try Team()
+        try team.alice("add", "-q", Fixtures.pdf("encrypted.pdf"), "--password", "secret")
+        #expect(try TestCluster.psql(team.admin, "SELECT password FROM margin.book") == "local")
+        let image = team.aliceBox.folder.path + "/p1.png"
+        try team.alice("render", "1", "--page", "1", "-o", image)
+        #expect(FileManager.default.fileExists(atPath: image))
+        // Bob has the book but not the password until he gives it.
+        let refused = try team.bobFails("render", "1", "--page", "1", "-o", team.bobBox.folder.path + "/p1.png")
+        #expect(refused.stderr.contains("password is not on this machine"), "\(refused)")
+        try team.bob("edit", "1", "--password", "secret")
+        try team.bob("render", "1", "--page", "1", "-o", team.bobBox.folder.path + "/p1.png")
+        #expect(try TestCluster.psql(team.admin, "SELECT password FROM margin.book") == "local")
+    }
+
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func grantingNeedsARealRoleAndATeamLibrary() throws {
+        let url = try TestCluster.freshDatabase()
+        let box = Sandbox()
+        let missing = try box.margin.run(["db", "grant", "nobody_here"], environment: ["MARGIN_LIBRARY": url])
+        #expect(missing.status != 0 && missing.stderr.contains("no PostgreSQL role 'nobody_here'"), "\(missing)")
+        let personal = try box.fails("db", "grant", "alice")
+        #expect(personal.stderr.contains("team library"))
+    }
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a command with a throwaway PostgreSQL cluster: initdb in a temporary folder (as the
 # `postgres` user when run as root), a free port on 127.0.0.1, trust authentication; the command
-# sees its URL in MARGIN_TEST_POSTGRES. The cluster is stopped and removed afterwards, whatever
+# sees its URL in MARGIN_TEST_POSTGRES. The server also takes TLS, with a self-signed certificate
+# for 127.0.0.1 made here (MARGIN_TEST_POSTGRES_CA, when openssl is installed). The cluster is stopped and removed afterwards, whatever
 # the command did. Without PostgreSQL installed the command runs alone (the tests that need it
 # say they were skipped).
 #   scripts/with-postgres.sh swift test --skip-build
@@ -25,8 +26,18 @@ stop() {
 trap stop EXIT
 "${as[@]}" "$bin/initdb" -D "$folder/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$folder/initdb.log" 2>&1 \
     || { cat "$folder/initdb.log" >&2; echo "error: initdb failed" >&2; exit 1; }
+tls=""
+if command -v openssl >/dev/null; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+        -keyout "$folder/server.key" -out "$folder/server.crt" >/dev/null 2>&1 && {
+        chmod 600 "$folder/server.key"
+        [ "$(id -u)" -eq 0 ] && chown postgres: "$folder/server.key" "$folder/server.crt"
+        tls="-c ssl=on -c ssl_cert_file=$folder/server.crt -c ssl_key_file=$folder/server.key"
+        export MARGIN_TEST_POSTGRES_CA="$folder/server.crt"
+    }
+fi
 "${as[@]}" "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w \
-    -o "-p $port -k $folder -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null \
+    -o "-p $port -k $folder -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 $tls" start >/dev/null \
     || { cat "$folder/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
 export MARGIN_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres"
 "$@"

@@ -150,6 +150,10 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
             }
             if error.code == .connectionError {
                 let cause = error.underlying.map { String(describing: $0) } ?? ""
+                if cause.contains("CERTIFICATE_VERIFY_FAILED") {
+                    return
+                        "the server's TLS certificate is not trusted (sslrootcert=FILE names the one to trust; sslmode=require encrypts without checking it)"
+                }
                 let refused = cause.contains("refused") || cause.contains("ECONNREFUSED")
                 return refused
                     ? "no PostgreSQL server answers there (connection refused)"

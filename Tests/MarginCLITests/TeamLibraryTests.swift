@@ -106,3 +106,33 @@ import Testing
         #expect(refused.stderr.contains("--to names the library being copied"), "\(refused)")
     }
 }
+
+/// `sslmode` in the URL, checked from the server's side (pg_stat_ssl): margin's connection is
+/// encrypted when asked, and a certificate it can't trust is refused for verify-full.
+@Suite struct TeamLibraryTLSTests {
+    static var ready: Bool { TestCluster.available && ProcessInfo.processInfo.environment["MARGIN_TEST_POSTGRES_CA"] != nil }
+
+    @Test(.enabled(if: ready, "needs the TLS-enabled cluster scripts/with-postgres.sh starts (with openssl)"))
+    func sslmodeChoosesTLS() throws {
+        let url = try TestCluster.freshDatabase()
+        let authority = try #require(ProcessInfo.processInfo.environment["MARGIN_TEST_POSTGRES_CA"])
+        let box = Sandbox()
+        func status(_ query: String) throws -> RunResult {
+            try box.margin.run(["db", "status", "--json"], environment: ["MARGIN_LIBRARY": url + "?" + query])
+        }
+        for (query, encrypted) in [
+            ("sslmode=require", true), ("sslmode=disable", false), ("sslmode=prefer", true),
+            ("sslmode=verify-full&sslrootcert=\(authority)", true),
+        ] {
+            let result = try status(query)
+            #expect(result.status == 0, "\(query): \(result)")
+            let json = try #require(try result.json() as? [String: Any])
+            #expect(json["tls"] as? Bool == encrypted, "\(query)")
+            #expect(json["user"] as? String == "postgres")
+        }
+        let untrusted = try status("sslmode=verify-full")
+        #expect(untrusted.status != 0 && untrusted.stderr.contains("certificate is not trusted"), "\(untrusted)")
+        let wrong = try status("sslmode=sometimes")
+        #expect(wrong.status != 0 && wrong.stderr.contains("sslmode=sometimes is not one of"), "\(wrong)")
+    }
+}

@@ -122,7 +122,8 @@ extension Margin {
             func run() async throws {
                 let status = try await global.openLibrary().status()
                 if global.json { return try Console.json(status) }
-                Console.out("database   \(status.database) (\(formatBytes(status.databaseBytes)))")
+                Console.out(
+                    "database   \(status.database)" + (status.user == nil ? " (\(formatBytes(status.databaseBytes)))" : ""))
                 Console.out("cache      \(status.cache)")
                 if let user = status.user {
                     Console.out("user       \(user)" + (status.tls == true ? " (TLS)" : " (not encrypted)"))

@@ -269,7 +269,11 @@ final class PostgresSession: @unchecked Sendable {
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
         } catch {
-            throw StoreError.failed(path: path, message: PostgresLibraryDatabase.message(error))
+            let message = PostgresLibraryDatabase.message(error)
+            if let code = (error as? PSQLError)?.serverInfo?[.sqlState], PostgresConflict.codes.contains(code) {
+                throw PostgresConflict(message: message)
+            }
+            throw StoreError.failed(path: path, message: message)
         }
     }
 
@@ -287,4 +291,13 @@ final class PostgresSession: @unchecked Sendable {
             throw error
         }
     }
+}
+
+/// A write that lost a race with another client's (the same new key inserted by both, a
+/// serialization failure, a deadlock): PostgreSQL rolled it back, and running it again sees
+/// the other write. The repository does that a few times before saying so.
+struct PostgresConflict: Error {
+    /// unique_violation, serialization_failure, deadlock_detected.
+    static let codes: Set<String> = ["23505", "40001", "40P01"]
+    let message: String
 }

@@ -19,6 +19,24 @@ struct PostgresRepository: Repository {
     private func perform<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (PostgresStore) throws -> T)
         async throws -> T
     {
+        var attempt = 0
+        while true {
+            do {
+                return try await attemptTransaction(readOnly: readOnly, body)
+            } catch let conflict as PostgresConflict {
+                // Another client's write won the race: run the transaction again on what it wrote.
+                attempt += 1
+                guard !readOnly, attempt < 8 else {
+                    throw StoreError.failed(path: database.path ?? "postgres", message: conflict.message)
+                }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * attempt))
+            }
+        }
+    }
+
+    private func attemptTransaction<T: Sendable>(
+        readOnly: Bool, _ body: @escaping @Sendable (PostgresStore) throws -> T
+    ) async throws -> T {
         let database = self.database
         let audience = database.audience
         do {

@@ -102,4 +102,23 @@ extension PostgresLibraryDatabase: FileKeepingStore {
     public func blobStore(caching local: any BlobStore) -> any BlobStore {
         PostgresFiles(store: self, local: local)
     }
+
+    public func pruneFiles(olderThan age: TimeInterval) throws -> [(sha256: String, bytes: Int64)] {
+        let database = try files()
+        var binds = PostgresBindings()
+        binds.append(age)
+        return try database.transaction(readOnly: false) {
+            try database.run(
+                """
+                DELETE FROM file f WHERE f."addedAt" < now() - make_interval(secs => $1)
+                    AND NOT EXISTS (SELECT 1 FROM book b WHERE b.sha256 = f.sha256)
+                    AND NOT EXISTS (SELECT 1 FROM version v WHERE v.sha256 = f.sha256)
+                RETURNING f.sha256, f.bytes
+                """, binds
+            ).rows.map { row in
+                let columns = row.makeRandomAccess()
+                return (try columns[0].decode(String.self), try columns[1].decode(Int64.self))
+            }
+        }
+    }
 }

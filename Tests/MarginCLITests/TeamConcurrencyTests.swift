@@ -142,3 +142,33 @@ final class Failures: @unchecked Sendable {
     func add(_ failure: String) { lock.withLock { list.append(failure) } }
     var all: [String] { lock.withLock { list } }
 }
+
+/// `cache prune` on a team library collects the stored PDFs no book uses, once they are old
+/// enough that no client can be adding their book.
+@Suite struct TeamFileCollectionTests {
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func pruneRemovesOldUnusedStoredPDFsOnly() throws {
+        let url = try TestCluster.freshDatabase()
+        let box = Sandbox()
+        let library = ["MARGIN_LIBRARY": url]
+        #expect(try box.margin.run(["add", "-q", Fixtures.pdf("sample.pdf")], environment: library).status == 0)
+        // What a client killed between storing a PDF and its book leaves: an old one and a new one.
+        for (name, age) in [("a", "2 hours"), ("b", "1 minute")] {
+            let sha = String(repeating: name, count: 64)
+            try TestCluster.psql(
+                url,
+                "INSERT INTO margin.file (sha256, bytes, \"addedAt\") VALUES ('\(sha)', 3, now() - interval '\(age)'); "
+                    + "INSERT INTO margin.file_chunk (sha256, n, data) VALUES ('\(sha)', 0, 'abc')")
+        }
+        let pruned = try box.margin.run(["cache", "prune", "--json"], environment: library)
+        #expect(pruned.status == 0, "\(pruned)")
+        let report = try #require(try pruned.json() as? [String: Any])
+        #expect(report["removedFromDatabase"] as? [String] == [String(repeating: "a", count: 64)])
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.file") == "2")
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.file_chunk WHERE sha256 LIKE 'aaaa%'") == "0")
+        // The book's PDF stays, and a machine that never had it still gets it.
+        let other = Sandbox()
+        let path = try other.margin.run(["path", "1"], environment: library)
+        #expect(path.status == 0 && FileManager.default.fileExists(atPath: path.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(path)")
+    }
+}

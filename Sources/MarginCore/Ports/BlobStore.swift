@@ -33,6 +33,10 @@ extension BlobStore {
 /// blob store it makes over a local cache, which holds the copies this machine has fetched.
 public protocol FileKeepingStore {
     func blobStore(caching local: any BlobStore) -> any BlobStore
+    /// Removes the stored files no book or version uses that were stored more than `age`
+    /// seconds ago (a younger one may belong to a book another client is adding right now);
+    /// returns their SHA-256s and sizes.
+    func pruneFiles(olderThan age: TimeInterval) throws -> [(sha256: String, bytes: Int64)]
 }
 
 /// Whether a library location names a PostgreSQL database rather than a folder.

@@ -23,6 +23,8 @@ public struct CacheReport: Sendable, Encodable {
     public var removed: [String] = []
     public var kept: [String] = []
     public var freedBytes: Int64 = 0
+    /// A team library's stored PDFs no book uses, removed from the database (SHA-256s).
+    public var removedFromDatabase: [String] = []
 }
 
 extension Library {
@@ -82,9 +84,16 @@ extension Library {
     }
 
     /// Removes cached files that no book or version refers to, and partial downloads untouched
-    /// for `staleAfter` seconds.
+    /// for `staleAfter` seconds; in a team library also the stored PDFs no book uses (a client
+    /// killed between storing a PDF and its book leaves one) stored more than `staleAfter` ago.
     public func cachePrune(staleAfter: TimeInterval = 3600) async throws -> CacheReport {
         var report = CacheReport()
+        if let team = database as? any FileKeepingStore {
+            for file in try team.pruneFiles(olderThan: staleAfter) {
+                report.removedFromDatabase.append(file.sha256)
+                report.freedBytes += file.bytes
+            }
+        }
         for entry in try await cacheList() {
             let old = (modificationDate(entry.file).map { Date().timeIntervalSince($0) > staleAfter }) ?? true
             guard entry.books.isEmpty, !entry.partial || old else { continue }

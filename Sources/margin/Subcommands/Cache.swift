@@ -69,13 +69,23 @@ extension Margin {
 
         struct Prune: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "prune", abstract: "Remove cached files no book refers to, and stale partial downloads.")
+                commandName: "prune", abstract: "Remove cached files no book refers to, and stale partial downloads.",
+                discussion: """
+                    In a team library (postgres://…) also removes the PDFs stored in the database \
+                    that no book or version uses (a client stopped between storing a PDF and \
+                    saving its book leaves one), once they are an hour old: a younger one may \
+                    belong to a book another client is adding.
+                    """)
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
                 let report = try await global.openLibrary().cachePrune()
                 if global.json { return try Console.json(report) }
-                Console.out("removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes))")
+                Console.out(
+                    "removed \(count(report.removed.count, "file"))"
+                        + (report.removedFromDatabase.isEmpty
+                            ? "" : " and \(count(report.removedFromDatabase.count, "stored PDF")) from the team library")
+                        + ", freed \(formatBytes(report.freedBytes))")
             }
         }
 

@@ -193,6 +193,14 @@ enum PostgresMigrations {
                 FROM book b LEFT JOIN reading r ON r."bookId" = b.id AND r.role = current_user
             """
         ),
+        (
+            "v4-page-length",
+            """
+            ALTER TABLE page ADD COLUMN words integer NOT NULL DEFAULT 0;
+            UPDATE page SET words = coalesce(array_length(regexp_split_to_array(trim(regexp_replace(norm, '[^[:alnum:]]+', ' ', 'g')), ' '), 1), 0)
+                WHERE norm <> ''
+            """
+        ),
     ]
 
     /// Columns of text, per table: they sort case-insensitively (as `Sort` says).

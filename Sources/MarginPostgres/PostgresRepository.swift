@@ -219,21 +219,76 @@ struct PostgresStore: StoreWriter, TextIndex {
         if let searchable = model as? any SearchableModel {
             columns.append(("norm", .text(folded(searchable.searchText))))
         } else if let page = model as? PageText {
-            columns.append(("norm", .text(folded(page.text))))
+            let norm = folded(page.text)
+            columns.append(("norm", .text(norm)))
+            // Its length in index words, as SQLite's index counts it, for ranking (bm25).
+            let words =
+                page.indexedWords.map { $0.split(separator: " ").count } ?? indexWords(norm.unicodeScalars).count
+            columns.append(("words", .integer(Int64(words))))
         }
         return columns
     }
 
     // MARK: TextIndex
 
+    /// At most this many pages are ranked, as SQLite's index ranks them (past that, library order).
+    static let rankedPages = 2_000
+
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
-        let statement =
-            "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number"
+        var order = "\"bookId\", number"
+        if !terms.isEmpty {
+            let matches =
+                try run(
+                    "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(Self.rankedPages + 1)) AS found",
+                    sql.binds
+                ).rows.first?.decode(Int64.self) ?? 0
+            let ranked = terms.filter(Self.isRanked)
+            if matches > 1, matches <= Self.rankedPages, !ranked.isEmpty {
+                order = try relevance(ranked, &sql) + " DESC, " + order
+            }
+        }
+        let statement = "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \(order)"
         for row in try run(statement, sql.binds).rows {
             guard try visit(try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))) else { return }
         }
+    }
+
+    /// Whether SQLite's index ranks by the term: not a piece of a word shorter than a trigram
+    /// (a query of only such terms lists pages in library order there, and here).
+    static func isRanked(_ term: String) -> Bool {
+        let words = TermWords(term.unicodeScalars)
+        guard let first = words.words.first else { return false }
+        return !(words.openStart && words.words.count == 1 && first.unicodeScalars.count < 3)
+    }
+
+    /// Okapi BM25 of a page for the terms, as SQLite's FTS5 ranks (k1 = 1.2, b = 0.75; a page's
+    /// length in index words, the average over the library): term frequencies counted in the
+    /// folded text, each term weighted by how rare it is in the library.
+    private func relevance(_ terms: [String], _ sql: inout SQLBuilder) throws -> String {
+        let library = try run("SELECT count(*)::float8, coalesce(avg(words), 0)::float8 FROM page").rows.first?
+            .makeRandomAccess()
+        let pages = try library?[0].decode(Double.self) ?? 0
+        let average = max(1, try library?[1].decode(Double.self) ?? 1)
+        var parts = [String]()
+        for term in terms where !term.isEmpty {
+            var weight = 1.0
+            if terms.count > 1 {
+                var holding = SQLBuilder(table: "page")
+                let filter = holding.contains([term], bookId: nil)
+                let count =
+                    try run("SELECT count(*)::float8 FROM page\(filter)", holding.binds).rows.first?.decode(Double.self)
+                    ?? 0
+                weight = log((pages - count + 0.5) / (count + 0.5) + 1)
+            }
+            let text = sql.bind(.text(term))
+            let frequency = "((length(norm) - length(replace(norm, \(text), '')))::float8 / length(\(text)))"
+            parts.append(
+                "\(sql.bind(.real(weight))) * \(frequency) * 2.2 / (\(frequency) + 1.2 * (0.25 + 0.75 * words / \(sql.bind(.real(average)))))"
+            )
+        }
+        return parts.isEmpty ? "0" : "(" + parts.joined(separator: " + ") + ")"
     }
 
     func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
@@ -280,6 +335,9 @@ struct SQLBuilder {
         value.bind(into: &binds)
         return "$\(binds.count)"
     }
+
+    /// A placeholder for `value`, bound.
+    mutating func bind(_ value: ColumnValue) -> String { placeholder(value) }
 
     mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool) -> String {
         var sql = ""

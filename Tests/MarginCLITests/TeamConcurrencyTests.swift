@@ -39,13 +39,19 @@ import Testing
                 }
                 let own = box.folder.path + "/own-\(index).pdf"
                 FileManager.default.createFile(atPath: own, contents: sample + Data("\n% client \(index)\n".utf8))
-                let added = run(["add", own, Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), "--tag", "team", "--json"])
+                let added = run([
+                    "add", own, Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), "--tag", "team", "--json",
+                ])
                 let books = (try? added?.json() as? [[String: Any]])?.compactMap {
                     ($0["book"] as? [String: Any])?["id"] as? Int
                 }
-                guard let books, books.count == 3 else { return failures.add("\(role): add said \(String(describing: added))") }
+                guard let books, books.count == 3 else {
+                    return failures.add("\(role): add said \(String(describing: added))")
+                }
                 for (round, phrase) in Self.phrases.enumerated() {
-                    _ = run(["highlight", "add", String(books[1]), "--text", phrase, round == 0 ? "--shared" : "--private"])
+                    _ = run([
+                        "highlight", "add", String(books[1]), "--text", phrase, round == 0 ? "--shared" : "--private",
+                    ])
                     _ = run(["memo", "add", String(books[round % 3]), "memo \(round) of \(role)"])
                     _ = run(["bookmark", "add", String(books[0]), String(round + 1)])
                     let hits = run(["search", "zebra", "--json"])
@@ -73,7 +79,8 @@ import Testing
         // Each sees its own and the shared ones.
         let first = Sandbox()
         let seen = try first.margin.run(
-            ["highlight", "list", "--all-users", "--json"], environment: ["MARGIN_LIBRARY": TestCluster.url(admin, as: roles[0])])
+            ["highlight", "list", "--all-users", "--json"],
+            environment: ["MARGIN_LIBRARY": TestCluster.url(admin, as: roles[0])])
         #expect(try #require(try seen.json() as? [Any]).count == Self.clients + Self.phrases.count - 1)
     }
 
@@ -86,7 +93,10 @@ import Testing
         let library = ["MARGIN_LIBRARY": url]
         let box = Sandbox()
         #expect(try box.margin.run(["db", "init"], environment: library).status == 0)
-        let pdfs = ["sample.pdf", "second.pdf", "prose.pdf", "layout.pdf", "mixed.pdf", "untitled-notes.pdf", "word-export.pdf", "sample-revised.pdf"].map(Fixtures.pdf)
+        let pdfs = [
+            "sample.pdf", "second.pdf", "prose.pdf", "layout.pdf", "mixed.pdf", "untitled-notes.pdf", "word-export.pdf",
+            "sample-revised.pdf",
+        ].map(Fixtures.pdf)
         // Killed after a range of delays: whatever it was doing when the signal came.
         for (index, delay) in [0.05, 0.15, 0.3, 0.5, 0.8, 1.2].enumerated() {
             let process = Process()
@@ -169,6 +179,9 @@ final class Failures: @unchecked Sendable {
         // The book's PDF stays, and a machine that never had it still gets it.
         let other = Sandbox()
         let path = try other.margin.run(["path", "1"], environment: library)
-        #expect(path.status == 0 && FileManager.default.fileExists(atPath: path.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(path)")
+        #expect(
+            path.status == 0
+                && FileManager.default.fileExists(atPath: path.stdout.trimmingCharacters(in: .whitespacesAndNewlines)),
+            "\(path)")
     }
 }

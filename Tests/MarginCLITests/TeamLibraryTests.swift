@@ -110,7 +110,9 @@ import Testing
 /// `sslmode` in the URL, checked from the server's side (pg_stat_ssl): margin's connection is
 /// encrypted when asked, and a certificate it can't trust is refused for verify-full.
 @Suite struct TeamLibraryTLSTests {
-    static var ready: Bool { TestCluster.available && ProcessInfo.processInfo.environment["MARGIN_TEST_POSTGRES_CA"] != nil }
+    static var ready: Bool {
+        TestCluster.available && ProcessInfo.processInfo.environment["MARGIN_TEST_POSTGRES_CA"] != nil
+    }
 
     @Test(.enabled(if: ready, "needs the TLS-enabled cluster scripts/with-postgres.sh starts (with openssl)"))
     func sslmodeChoosesTLS() throws {
@@ -134,5 +136,52 @@ import Testing
         #expect(untrusted.status != 0 && untrusted.stderr.contains("certificate is not trusted"), "\(untrusted)")
         let wrong = try status("sslmode=sometimes")
         #expect(wrong.status != 0 && wrong.stderr.contains("sslmode=sometimes is not one of"), "\(wrong)")
+    }
+}
+
+/// The same searches on both backends: the same hits in every mode and, for words and phrases,
+/// the same ranking (BM25 both; SQLite's FTS5 weighs each word a piece of a word expands to by
+/// itself, PostgreSQL the piece as a whole, so queries of such pieces may order differently).
+@Suite struct BackendSearchParityTests {
+    static let files = [
+        "sample.pdf", "second.pdf", "prose.pdf", "prose-revised.pdf", "layout.pdf", "word-export.pdf",
+        "untitled-notes.pdf", "sample-revised.pdf", "sample-v2.pdf",
+    ]
+
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func searchesAnswerTheSameOnSQLiteAndPostgreSQL() throws {
+        let url = try TestCluster.freshDatabase()
+        let personal = Sandbox()
+        let team = Sandbox()
+        let onTeam = ["MARGIN_LIBRARY": url]
+        // One at a time: both libraries number the books alike.
+        for file in Self.files {
+            try personal.ok("add", "-q", Fixtures.pdf(file))
+            #expect(try team.margin.run(["add", "-q", Fixtures.pdf(file)], environment: onTeam).status == 0)
+        }
+        func hits(_ box: Sandbox, _ environment: [String: String], _ arguments: [String]) throws -> [String] {
+            let result = try box.margin.run(["search"] + arguments + ["--json"], environment: environment)
+            #expect(result.status == 0, "\(arguments): \(result)")
+            return try #require(try result.json() as? [[String: Any]]).map {
+                "\($0["book"] as? Int ?? 0):\($0["page"] as? Int ?? 0) \($0["snippet"] as? String ?? "")"
+            }
+        }
+        let ranked: [[String]] = [
+            ["quick brown"], ["index"], ["fox"], ["margin"], ["a"], ["of"], ["\"inverted index\""],
+            ["fox", "--case-sensitive"], ["Fox", "--case-sensitive"], ["in", "--whole-word"],
+            ["fox", "--limit", "2"],
+        ]
+        for query in ranked {
+            #expect(try hits(personal, [:], query) == hits(team, onTeam, query), "\(query)")
+        }
+        let unordered: [[String]] = [
+            ["the"], ["page"], ["the reader"], ["the", "--whole-word"], ["qu.ck|zebra", "--regex"],
+            ["\\bth\\w+", "--regex"],
+        ]
+        for query in unordered {
+            let sqlite = try hits(personal, [:], query)
+            #expect(!sqlite.isEmpty, "\(query)")
+            #expect(Set(sqlite) == Set(try hits(team, onTeam, query)), "\(query)")
+        }
     }
 }

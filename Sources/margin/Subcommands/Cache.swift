@@ -84,7 +84,8 @@ extension Margin {
                 Console.out(
                     "removed \(count(report.removed.count, "file"))"
                         + (report.removedFromDatabase.isEmpty
-                            ? "" : " and \(count(report.removedFromDatabase.count, "stored PDF")) from the team library")
+                            ? ""
+                            : " and \(count(report.removedFromDatabase.count, "stored PDF")) from the team library")
                         + ", freed \(formatBytes(report.freedBytes))")
             }
         }

@@ -123,7 +123,8 @@ extension Margin {
                 let status = try await global.openLibrary().status()
                 if global.json { return try Console.json(status) }
                 Console.out(
-                    "database   \(status.database)" + (status.user == nil ? " (\(formatBytes(status.databaseBytes)))" : ""))
+                    "database   \(status.database)"
+                        + (status.user == nil ? " (\(formatBytes(status.databaseBytes)))" : ""))
                 Console.out("cache      \(status.cache)")
                 if let user = status.user {
                     Console.out("user       \(user)" + (status.tls == true ? " (TLS)" : " (not encrypted)"))

@@ -17,6 +17,7 @@ public enum StoreConformance {
         ("foreign keys are enforced", foreignKeysAreEnforced),
         ("a duplicate SHA-256 is rejected", duplicateShaIsRejected),
         ("every field round-trips", everyFieldRoundTrips),
+        ("who made a row, sharing and opening are kept", whoMadeARowIsKept),
         ("the page index finds folded terms", thePageIndexFindsFoldedTerms),
         ("the page index finds pieces of words and phrases, and follows changes", thePageIndexFindsPiecesAndFollows),
         ("the annotation index follows saves and deletes", theAnnotationIndexFollowsSavesAndDeletes),
@@ -194,6 +195,41 @@ public enum StoreConformance {
         #expect(saved.suffix == highlight.suffix && saved.rects == highlight.rects && saved.color == highlight.color)
         #expect(saved.note == "a note" && saved.author == "Ann" && saved.orphaned)
         #expect(savedMemo?.page == nil && savedMemo?.text == "whole book" && savedMemo?.uuid == memo.uuid)
+    }
+
+    /// The store says who made an annotation or a book (nil in a personal library, the user in a
+    /// team one), keeps whether an annotation is shared, and when a book was opened.
+    static func whoMadeARowIsKept(_ store: any LibraryStore) async throws {
+        let book = try await makeBook(store, "Owned", sha: sha("9"))
+        let bookId = try #require(book.id)
+        let user = try await store.repository.read { $0.user }
+        #expect(book.addedBy == user)
+        let (bookmark, memo) = try await store.repository.write { writer in
+            var bookmark = Bookmark(bookId: bookId, page: 1, label: "shared")
+            bookmark.shared = true
+            var memo = Memo(bookId: bookId, page: 2, text: "private")
+            try writer.insert(&bookmark)
+            try writer.insert(&memo)
+            return (bookmark, memo)
+        }
+        #expect(bookmark.owner == user && memo.owner == user, "the insert says who made it")
+        let read = try await store.repository.read { reader in
+            (try reader.all(Bookmark.self), try reader.all(Memo.self), try reader.find(Book.self, id: bookId))
+        }
+        #expect(read.0.map(\.shared) == [true] && read.1.map(\.shared) == [false])
+        #expect(read.0.first?.owner == user && read.2?.addedBy == user)
+        let opened = Date(timeIntervalSince1970: 1_700_000_000.5)
+        _ = try await store.touchBook(id: bookId, at: opened)
+        let touched = try await store.repository.read { try $0.find(Book.self, id: bookId) }
+        #expect(abs((touched?.openedAt?.timeIntervalSince1970 ?? 0) - opened.timeIntervalSince1970) < 0.002)
+        let recent = try await store.repository.read { reader in
+            try reader.fetch(
+                Query<Book>().filter(!Book.Fields.openedAt.isNull).sorted(by: Book.Fields.openedAt.descending))
+        }
+        #expect(recent.map(\.id) == [bookId])
+        let unshared = try await store.updateBookmark(id: try #require(bookmark.id), now: Date()) { $0.shared = false }
+        #expect(!unshared.shared)
+        #expect(try await store.repository.read { try $0.all(Bookmark.self) }.map(\.shared) == [false])
     }
 
     static func thePageIndexFindsFoldedTerms(_ store: any LibraryStore) async throws {

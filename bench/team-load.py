@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Both backends side by side on the same ~10k-page library: a team library on PostgreSQL and
+the personal one on SQLite.
+
+1. `margin db copy` of the bench library (bench/work/search, which bench/bench.py builds) into a
+   fresh PostgreSQL database (timed).
+2. Search latency from the command line: each query run alternately on both backends (start-up,
+   connection and all), median of the runs; the hits must be the same on both.
+3. N = 1, 8, 32 concurrent users of `margin serve` on each backend, searching (70 %) and
+   annotating (30 %: memos and bookmarks) for a while: throughput, p50/p99 by kind, failures.
+
+Usage: scripts/with-postgres.sh python3 bench/team-load.py [--library DIR] [--seconds 15]
+(it needs the cluster's URL in MARGIN_TEST_POSTGRES). Writes a Markdown section to stdout;
+bench/run.sh appends it to bench/RESULTS.md.
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MARGIN = os.path.join(ROOT, ".build", "release", "margin")
+QUERIES = ["bayesian", "probability distribution", '"probability distribution"', "matrix", "river", "eigenvalue",
+           "gradient descent", "the"]
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--library", default=os.path.join(ROOT, "bench", "work", "search"))
+parser.add_argument("--seconds", type=float, default=15)
+parser.add_argument("--runs", type=int, default=5)
+args = parser.parse_args()
+
+cluster = os.environ.get("MARGIN_TEST_POSTGRES")
+if not cluster:
+    sys.exit("team-load: run it under scripts/with-postgres.sh (no MARGIN_TEST_POSTGRES)")
+if not os.path.exists(os.path.join(args.library, "library.sqlite")):
+    sys.exit(f"team-load: no library at {args.library} (run bench/run.sh first, or --library DIR)")
+
+work = tempfile.mkdtemp(prefix="margin-team-bench.")
+name = "margin_bench_%d" % os.getpid()
+subprocess.run(["psql", cluster, "-q", "-c", f"CREATE DATABASE {name}"], check=True)
+team_url = re.sub(r"/[^/]*$", "/" + name, cluster)
+# The personal library: a copy of the bench library's database (the annotations written here
+# must not change it); its PDFs are not needed to search and annotate.
+personal = os.path.join(work, "personal")
+os.makedirs(personal)
+subprocess.run(["sqlite3", os.path.join(args.library, "library.sqlite"),
+                f"VACUUM INTO '{os.path.join(personal, 'library.sqlite')}'"], check=True)
+
+BACKENDS = {
+    "SQLite": dict(os.environ, MARGIN_HOME=personal),
+    "PostgreSQL": dict(os.environ, MARGIN_HOME=os.path.join(work, "team-home"), MARGIN_LIBRARY=team_url),
+}
+
+start = time.perf_counter()
+copied = subprocess.run([MARGIN, "db", "copy", "--to", team_url, "--json"],
+                        env=dict(os.environ, MARGIN_HOME=args.library), capture_output=True, text=True)
+copy_seconds = time.perf_counter() - start
+if copied.returncode != 0:
+    sys.exit(f"team-load: db copy failed: {copied.stderr}")
+report = json.loads(copied.stdout)
+
+print("## Both backends: SQLite and PostgreSQL\n")
+print(f"`margin db copy` of the bench library ({report['books']} books, {report['pages']} pages, "
+      f"{report['filesAdded']} PDFs) into a fresh PostgreSQL database: {copy_seconds:.1f} s.\n")
+
+# Search latency, one query at a time from the command line.
+print(f"Search from the command line (`margin search Q --json`, median of {args.runs} runs, start-up and "
+      "connection included; the same hits on both):\n")
+print("| query | hits | SQLite | PostgreSQL | PostgreSQL / SQLite |")
+print("|---|---:|---:|---:|---:|")
+mismatches = []
+for query in QUERIES:
+    times = {backend: [] for backend in BACKENDS}
+    answers = {}
+    for _ in range(args.runs):
+        for backend, env in BACKENDS.items():
+            t0 = time.perf_counter()
+            result = subprocess.run([MARGIN, "search", query, "--json", "--limit", "0"], env=env,
+                                    capture_output=True, text=True)
+            times[backend].append(time.perf_counter() - t0)
+            hits = json.loads(result.stdout or "[]")
+            answers[backend] = sorted((h["page"], h["snippet"]) for h in hits)
+    if answers["SQLite"] != answers["PostgreSQL"]:
+        mismatches.append(query)
+    sqlite = statistics.median(times["SQLite"]) * 1000
+    postgres = statistics.median(times["PostgreSQL"]) * 1000
+    print(f"| {query} | {len(answers['SQLite'])} | {sqlite:.0f} ms | {postgres:.0f} ms | {postgres / sqlite:.2f}× |")
+if mismatches:
+    print(f"\n**Different hits** for: {', '.join(mismatches)}")
+
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] * 1000 if values else 0
+
+
+def load(backend, env, users):
+    """`users` clients of one `margin serve` for args.seconds: (requests/s, {kind: latencies}, failures)."""
+    books = json.loads(subprocess.run([MARGIN, "list", "--json"], env=env, capture_output=True,
+                                      text=True).stdout)
+    server = subprocess.Popen([MARGIN, "serve", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
+    said = ""
+    while "(Ctrl-C stops)" not in said:
+        line = server.stderr.readline()
+        if not line:
+            sys.exit(f"team-load: the server did not start on {backend}: {said}")
+        said += line
+    port = int(re.search(r"127\.0\.0\.1:(\d+)", said).group(1))
+    results = {"search": [], "annotate": []}
+    failures = []
+    lock = threading.Lock()
+    deadline = time.perf_counter() + args.seconds
+
+    def client(seed):
+        rng = random.Random(seed)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while time.perf_counter() < deadline:
+            body = None
+            if rng.random() < 0.7:
+                method, path, kind = "GET", "/api/search?q=" + urllib.parse.quote(rng.choice(QUERIES)), "search"
+            else:
+                book = rng.choice(books)
+                kind, method = "annotate", "POST"
+                if rng.random() < 0.5:
+                    path = f"/api/books/{book['id']}/memos"
+                    body = json.dumps({"text": f"memo {seed}-{rng.random()}", "page": rng.randint(1, book["pages"])})
+                else:
+                    path = f"/api/books/{book['id']}/bookmarks"
+                    body = json.dumps({"page": rng.randint(1, book["pages"]), "label": f"user {seed}"})
+            t0 = time.perf_counter()
+            try:
+                connection.request(method, path, body=body, headers={"Content-Type": "application/json"})
+                response = connection.getresponse()
+                data = response.read()
+                ok = response.status in (200, 201)
+            except Exception as error:  # a failed request is reported, not hidden
+                ok, data = False, str(error).encode()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            elapsed = time.perf_counter() - t0
+            with lock:
+                results[kind].append(elapsed)
+                if not ok:
+                    failures.append(f"{backend} {method} {path}: {data[:200]!r}")
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(seed,)) for seed in range(users)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - t0
+    server.terminate()
+    server.wait(timeout=60)
+    return sum(len(v) for v in results.values()) / wall, results, failures
+
+
+print(f"\n`margin serve` on each backend, N users at once for {args.seconds:.0f} s each "
+      "(70 % searches of the queries above, 30 % annotations: memos and bookmarks on random pages):\n")
+print("| backend | users | requests/s | search p50 | search p99 | annotate p50 | annotate p99 | failed |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+all_failures = []
+for users in (1, 8, 32):
+    for backend, env in BACKENDS.items():
+        rate, results, failures = load(backend, env, users)
+        all_failures += failures
+        print(f"| {backend} | {users} | {rate:.1f} | {pct(results['search'], 50):.0f} ms | "
+              f"{pct(results['search'], 99):.0f} ms | {pct(results['annotate'], 50):.0f} ms | "
+              f"{pct(results['annotate'], 99):.0f} ms | {len(failures)} |")
+for failure in all_failures[:10]:
+    print(f"\n- failed: {failure}")
+# Every annotation that was acknowledged is there.
+counts = {backend: json.loads(subprocess.run([MARGIN, "db", "status", "--json"], env=env, capture_output=True,
+                                             text=True).stdout)["counts"] for backend, env in BACKENDS.items()}
+print(f"\nAfterwards: SQLite holds {counts['SQLite']['memos']} memos and {counts['SQLite']['bookmarks']} bookmarks, "
+      f"PostgreSQL {counts['PostgreSQL']['memos']} and {counts['PostgreSQL']['bookmarks']}.")
+shutil.rmtree(work, ignore_errors=True)
+sys.exit(1 if all_failures or mismatches else 0)

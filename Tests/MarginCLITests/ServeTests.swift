@@ -28,8 +28,8 @@ final class RunningServer: @unchecked Sendable {
             if chunk.isEmpty { break }
             said += String(decoding: chunk, as: UTF8.self)
         }
-        guard let range = said.range(of: #"127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
-            let port = Int(said[range].split(separator: ":")[1])
+        guard let range = said.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+            let port = Int(said[range].split(separator: ":")[2])
         else {
             process.terminate()
             throw ServeTestError.didNotStart(said)

@@ -167,3 +167,40 @@ import Testing
         #expect(personal.stderr.contains("team library"))
     }
 }
+
+/// `margin serve` on a team library: the reader's API as the URL's role.
+@Suite struct TeamServeTests {
+    @Test(
+        .enabled(
+            if: TestCluster.available && ServeTests.curl, "needs curl and the cluster scripts/with-postgres.sh starts"))
+    func theReaderServesATeamLibraryAsItsUser() throws {
+        let team = try TeamUsersTests.Team()
+        try team.bob("add", "-q", Fixtures.pdf("sample.pdf"))
+        let bobs =
+            try #require(
+                try team.bob("highlight", "add", "1", "--text", "quick brown fox", "--page", "1", "--shared", "--json")
+                    .json()
+                    as? [[String: Any]]
+            ).first?["id"] as? Int
+        // Alice's server: her machine never had the PDF; the page comes from the database.
+        let server = try RunningServer(team.aliceBox, ["--all-users"], environment: ["MARGIN_LIBRARY": team.aliceURL])
+        let (imageStatus, _) = try fetch(server.url + "/api/books/1/pages/1.png?dpi=50")
+        #expect(imageStatus == 200, "\(server.url)")
+        let (created, body) = try fetch(
+            server.url + "/api/books/1/highlights", method: "POST",
+            body: #"{"page": 2, "text": "inverted index", "shared": true}"#)
+        #expect(created == 201 && body.contains("\"author\":\"\(team.alice)\""), "\(body)")
+        let (listed, highlights) = try fetch(server.url + "/api/books/1/highlights")
+        #expect(listed == 200 && highlights.contains(team.bob) && highlights.contains(team.alice), "\(highlights)")
+        let (refused, error) = try fetch(
+            server.url + "/api/highlights/\(bobs ?? 0)", method: "PATCH", body: #"{"note": "alice was here"}"#)
+        #expect(refused == 403 && error.contains("only its author"), "\(error)")
+        let (searched, hits) = try fetch(server.url + "/api/search?q=zebra")
+        #expect(searched == 200 && hits.contains("\"page\":3"), "\(hits)")
+        #expect(server.stop().status == 0)
+        // Bob sees alice's shared highlight, with her name.
+        let seen = try #require(try team.bob("highlight", "list", "--all-users", "--json").json() as? [[String: Any]])
+        #expect(Set(seen.compactMap { $0["author"] as? String }) == [team.alice, team.bob])
+        #expect(seen.first { $0["id"] as? Int == bobs }?["note"] is NSNull)
+    }
+}

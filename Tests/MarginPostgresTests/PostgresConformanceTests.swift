@@ -38,7 +38,8 @@ import Testing
             guard case StoreError.newerSchema = error else { return false }
             return true
         }
-        #expect(try TestCluster.psql(url, "SELECT string_agg(name, ',' ORDER BY name) FROM margin.migrations") == before)
+        #expect(
+            try TestCluster.psql(url, "SELECT string_agg(name, ',' ORDER BY name) FROM margin.migrations") == before)
     }
 
     /// Every connection is as the URL's role, and the pool serves transactions side by side:

@@ -185,3 +185,51 @@ import Testing
         }
     }
 }
+
+/// Every shipped PostgreSQL schema (fixtures/db/postgres-vN.sql, made by that version's margin)
+/// upgrades to today's with nothing lost: counts, annotations (now the upgrading role's), the
+/// books' openings (now that role's), search and the PDFs in the database.
+@Suite struct TeamLibraryUpgradeTests {
+    static let dumps: [String] = {
+        let folder = Fixtures.root + "/fixtures/db"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { $0.hasPrefix("postgres-v") && $0.hasSuffix(".sql") }.sorted().map { folder + "/" + $0 }
+    }()
+
+    @Test(
+        .enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"),
+        arguments: dumps)
+    func aShippedSchemaUpgradesWithNothingLost(_ dump: String) throws {
+        let url = try TestCluster.freshDatabase()
+        let restore = Process()
+        restore.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        restore.arguments = [url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-f", dump]
+        restore.standardOutput = FileHandle.nullDevice
+        try restore.run()
+        restore.waitUntilExit()
+        #expect(restore.terminationStatus == 0)
+        let expected = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dump + ".json")))
+                as? [String: Int])
+        let box = Sandbox()
+        let team = ["MARGIN_LIBRARY": url]
+        func json(_ arguments: String...) throws -> Any {
+            let result = try box.margin.run(arguments + ["--json"], environment: team)
+            #expect(result.status == 0, "\(arguments): \(result)")
+            return try result.json()
+        }
+        let status = try #require(try json("db", "status") as? [String: Any])
+        let schema = try #require(status["schema"] as? [String: Any])
+        #expect((schema["pending"] as? [String])?.isEmpty == true && schema["version"] as? Int == schema["latest"] as? Int)
+        #expect(status["counts"] as? [String: Int] == expected)
+        let highlights = try #require(try json("highlight", "list") as? [[String: Any]])
+        #expect(highlights.map { $0["note"] as? String } == ["kept across upgrades"])
+        #expect(highlights.first?["author"] as? String == "postgres", "the upgrading role's now")
+        #expect(try #require(try json("recent") as? [Any]).count == 2, "the openings are the upgrading role's")
+        let hits = try #require(try json("search", "inverted index") as? [[String: Any]])
+        #expect(hits.map { $0["page"] as? Int } == [2])
+        let rendered = box.folder.path + "/p1.png"
+        #expect(try box.margin.run(["render", "1", "--page", "1", "-o", rendered], environment: team).status == 0)
+        #expect(FileManager.default.fileExists(atPath: rendered), "the PDF came from the database")
+    }
+}

@@ -43,7 +43,7 @@ while "(Ctrl-C stops)" not in said:
     if not line:
         sys.exit(f"serve-load: the server did not start: {said}")
     said += line
-port = int(re.search(r"127\.0\.0\.1:(\d+)", said).group(1))
+port = int(re.search(r"http://127\.0\.0\.1:(\d+)", said).group(1))
 
 results = {"page image": [], "search": []}
 failures = []

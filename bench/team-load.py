@@ -115,7 +115,7 @@ def load(backend, env, users):
         if not line:
             sys.exit(f"team-load: the server did not start on {backend}: {said}")
         said += line
-    port = int(re.search(r"127\.0\.0\.1:(\d+)", said).group(1))
+    port = int(re.search(r"http://127\.0\.0\.1:(\d+)", said).group(1))
     results = {"search": [], "annotate": []}
     failures = []
     lock = threading.Lock()

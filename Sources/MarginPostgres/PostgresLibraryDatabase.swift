@@ -221,6 +221,17 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
 }
 
 extension PostgresLibraryDatabase {
+    /// The user's opening of a book, in the user's own row (`reading`): the shared book row is
+    /// neither rewritten nor locked, so many users reading one book don't wait for each other.
+    public func touchBook(id: Int64, at date: Date) async throws -> Book? {
+        try await repository.write { store in
+            guard var book = try store.find(Book.self, id: id) else { return nil }
+            book.openedAt = date
+            try (store as? PostgresStore)?.recordOpening(book)
+            return book
+        }
+    }
+
     /// Lets `role` use the library: books, pages and PDFs to read and write, annotations to
     /// add, and its own annotations to change (row-level security keeps the others' private
     /// ones from it), in this schema's tables today and in the ones later migrations add.

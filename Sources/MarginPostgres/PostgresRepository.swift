@@ -178,7 +178,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     /// A book's `openedAt` is the user's: kept in `reading`, not in the shared row.
-    private func recordOpening(_ book: Book) throws {
+    func recordOpening(_ book: Book) throws {
         guard let id = book.id else { return }
         var binds = PostgresBindings()
         binds.append(id)
@@ -237,21 +237,70 @@ struct PostgresStore: StoreWriter, TextIndex {
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
-        var order = "\"bookId\", number"
-        if !terms.isEmpty {
+        let ranked = terms.filter(Self.isRanked)
+        if !ranked.isEmpty {
             let matches =
                 try run(
-                    "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(Self.rankedPages + 1)) AS found",
-                    sql.binds
+                    "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(Self.rankedPages + 1)) AS found", sql.binds
                 ).rows.first?.decode(Int64.self) ?? 0
-            let ranked = terms.filter(Self.isRanked)
-            if matches > 1, matches <= Self.rankedPages, !ranked.isEmpty {
-                order = try relevance(ranked, &sql) + " DESC, " + order
+            if matches > 1, matches <= Self.rankedPages {
+                // The order first (ids only), then the pages' text a batch at a time, as visited.
+                let order = try relevance(ranked, &sql) + " DESC, \"bookId\", number"
+                let ids = try run("SELECT id FROM page\(filter) ORDER BY \(order)", sql.binds).rows.map {
+                    try $0.decode(Int64.self)
+                }
+                return try visitPages(ids, visit: visit)
             }
         }
-        let statement = "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \(order)"
-        for row in try run(statement, sql.binds).rows {
-            guard try visit(try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))) else { return }
+        try pagesInOrder(terms, bookId: bookId, visit: visit)
+    }
+
+    /// The pages with these ids, in this order, read a batch at a time until `visit` says stop.
+    private func visitPages(_ ids: [Int64], visit: (PageText) throws -> Bool) throws {
+        var start = 0
+        var size = 16
+        while start < ids.count {
+            let batch = Array(ids[start..<min(ids.count, start + size)])
+            start += batch.count
+            size = min(size * 2, 256)
+            var binds = PostgresBindings()
+            binds.append(batch)
+            var pages = [Int64: PageText]()
+            for row in try run("SELECT id, \"bookId\", number, text FROM page WHERE id = ANY($1)", binds).rows {
+                let page = try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))
+                if let id = page.id { pages[id] = page }
+            }
+            for id in batch {
+                guard let page = pages[id] else { continue }
+                guard try visit(page) else { return }
+            }
+        }
+    }
+
+    /// The pages holding the terms (every page for none), in library order, a batch at a time
+    /// (a search that stops at its limit reads no further).
+    private func pagesInOrder(_ terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+        var after: (book: Int64, page: Int)?
+        var size = 32
+        while true {
+            var sql = SQLBuilder(table: "page")
+            var filter = sql.contains(terms, bookId: bookId)
+            if let after {
+                let position = "(\"bookId\", number) > (\(sql.bind(.integer(after.book))), \(sql.bind(.integer(Int64(after.page)))))"
+                filter += (filter.isEmpty ? " WHERE " : " AND ") + position
+            }
+            let rows = try run(
+                "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number LIMIT \(size)", sql.binds
+            ).rows
+            var count = 0
+            for row in rows {
+                let page = try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))
+                guard try visit(page) else { return }
+                after = (page.bookId, page.number)
+                count += 1
+            }
+            guard count == size else { return }
+            size = min(size * 2, 512)
         }
     }
 
@@ -299,12 +348,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
-        var sql = SQLBuilder(table: "page")
-        let filter = sql.contains([], bookId: bookId)
-        let statement = "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number"
-        for row in try run(statement, sql.binds).rows {
-            guard try visit(try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))) else { return }
-        }
+        try pagesInOrder([], bookId: bookId, visit: visit)
     }
 
     func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)] {

@@ -155,6 +155,12 @@ import Testing
         try team.bob("edit", "1", "--password", "secret")
         try team.bob("render", "1", "--page", "1", "-o", team.bobBox.folder.path + "/p1.png")
         #expect(try TestCluster.psql(team.admin, "SELECT password FROM margin.book") == "local")
+        // Copied into a folder library, the password goes with it, sealed as a folder library keeps it.
+        let folder = team.aliceBox.folder.path + "/own-copy"
+        try team.alice("db", "copy", "--to", folder)
+        let own = try team.aliceBox.margin.run(
+            ["--library", folder, "render", "1", "--page", "1", "-o", folder + "/p1.png"], environment: ["MARGIN_LIBRARY": ""])
+        #expect(own.status == 0, "\(own)")
     }
 
     @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds margin in release and measures it side by side with Recoll, poppler-utils, MuPDF and
 # pdfgrep (installed here if missing), then at scale on generated corpora.
-# Writes bench/RESULTS.md, then appends a load check of `margin serve` (bench/serve-load.py). Needs ../shared/corpus/real (or --corpus DIR).
+# Writes bench/RESULTS.md, then appends a load check of `margin serve` (bench/serve-load.py) and
+# SQLite and PostgreSQL side by side (bench/team-load.py). Needs ../shared/corpus/real (or --corpus DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --bench
@@ -9,3 +10,5 @@ swift build -c release --static-swift-stdlib --product margin
 python3 bench/bench.py "$@"
 # The reader's server under 8 concurrent clients, on the library bench.py built.
 { echo; python3 bench/serve-load.py; } | tee -a bench/RESULTS.md
+# Both backends on that library: a throwaway PostgreSQL cluster (as the tests start one).
+{ echo; scripts/with-postgres.sh python3 bench/team-load.py; } | tee -a bench/RESULTS.md

@@ -19,6 +19,8 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     let client: PostgresClient
     private let running: Task<Void, Never>
     let logger: Logger
+    /// What ranking weighs pages with, shared by this process's transactions.
+    let statistics = PageStatistics()
     /// The PostgreSQL role: the user of the team library.
     public let user: String
     /// Whether the connection is encrypted (TLS), as the server sees it.
@@ -30,9 +32,28 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         set { audienceLock.withLock { shownAudience = newValue } }
     }
 
-    /// PDFs travel on the first connection: a file may be fetched while a transaction of the
-    /// store is open on a pooled one.
-    func files() throws -> PostgresSession { session }
+    /// PDFs travel on a connection of their own, opened on first use: a use case may ask for a
+    /// file while a transaction of the store is open (on the first connection, or a pooled one).
+    func files() throws -> PostgresSession {
+        try filesLock.withLock {
+            if let filesSession { return filesSession }
+            do {
+                let opened = PostgresSession(
+                    connection: try PostgresConnection.connect(
+                        on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 1,
+                        logger: logger
+                    ).wait(), logger: logger, path: path ?? "postgres")
+                filesSession = opened
+                return opened
+            } catch {
+                throw StoreError.cannotOpen(path: path ?? "postgres", reason: Self.message(error))
+            }
+        }
+    }
+    private let filesLock = NSLock()
+    private var filesSession: PostgresSession?
+    /// How the first connection was made (the files' connection is made alike).
+    private let configuration: PostgresConnection.Configuration
     let queue = DispatchQueue(label: "margin.postgres", attributes: .concurrent)
     /// The URL without its password, for messages.
     public let path: String?
@@ -82,6 +103,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
             host: host, port: components.port ?? 5432, username: user, password: password, database: name,
             tls: connectionTLS)
         first.options.additionalStartupParameters = [("search_path", "margin, public")]
+        configuration = first
         do {
             session = PostgresSession(
                 connection: try PostgresConnection.connect(
@@ -115,6 +137,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     deinit {
         running.cancel()
         try? session.connection.close().wait()
+        try? filesSession?.connection.close().wait()
     }
 
     /// What `sslmode` asks for: TLS required or only preferred, and its settings; nil for none.
@@ -292,6 +315,17 @@ final class PostgresSession: @unchecked Sendable {
     func transaction<T>(readOnly: Bool, _ body: () throws -> T) throws -> T {
         turn.lock()
         defer { turn.unlock() }
+        return try inTransaction(readOnly: readOnly, body)
+    }
+
+    /// `transaction`, if no other is running on this connection now; else nil, at once.
+    func transactionIfFree<T>(readOnly: Bool, _ body: () throws -> T) throws -> T? {
+        guard turn.try() else { return nil }
+        defer { turn.unlock() }
+        return try inTransaction(readOnly: readOnly, body)
+    }
+
+    private func inTransaction<T>(readOnly: Bool, _ body: () throws -> T) throws -> T {
         try run(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
         do {
             let result = try body()

@@ -39,11 +39,23 @@ struct PostgresRepository: Repository {
     ) async throws -> T {
         let database = self.database
         let audience = database.audience
+        // The first connection when it is free (a command's one transaction at a time needs no
+        // other), else one from the pool.
+        let first = PostgresStore(
+            session: database.session, user: database.user, audience: audience, statistics: database.statistics)
+        let done: T? = try await withCheckedThrowingContinuation { continuation in
+            database.queue.async {
+                continuation.resume(
+                    with: Result { try database.session.transactionIfFree(readOnly: readOnly) { try body(first) } })
+            }
+        }
+        if let done { return done }
         do {
             return try await database.client.withConnection { connection in
                 let session = PostgresSession(
                     connection: connection, logger: database.logger, path: database.path ?? "postgres")
-                let store = PostgresStore(session: session, user: database.user, audience: audience)
+                let store = PostgresStore(
+                    session: session, user: database.user, audience: audience, statistics: database.statistics)
                 return try await withCheckedThrowingContinuation { continuation in
                     database.queue.async {
                         continuation.resume(
@@ -64,6 +76,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     let session: PostgresSession
     let user: String?
     let audience: Audience
+    var statistics = PageStatistics()
 
     var textIndex: any TextIndex { self }
 
@@ -241,14 +254,16 @@ struct PostgresStore: StoreWriter, TextIndex {
         if !ranked.isEmpty {
             let matches =
                 try run(
-                    "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(Self.rankedPages + 1)) AS found", sql.binds
+                    "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(Self.rankedPages + 1)) AS found",
+                    sql.binds
                 ).rows.first?.decode(Int64.self) ?? 0
             if matches > 1, matches <= Self.rankedPages {
                 // The order first (ids only), then the pages' text a batch at a time, as visited.
-                let order = try relevance(ranked, &sql) + " DESC, \"bookId\", number"
-                let ids = try run("SELECT id FROM page\(filter) ORDER BY \(order)", sql.binds).rows.map {
-                    try $0.decode(Int64.self)
-                }
+                let (columns, score) = try relevance(ranked, &sql)
+                let ids = try run(
+                    "SELECT id FROM (SELECT id, \"bookId\", number, words, \(columns) FROM page\(filter)) AS found "
+                        + "ORDER BY \(score) DESC, \"bookId\", number", sql.binds
+                ).rows.map { try $0.decode(Int64.self) }
                 return try visitPages(ids, visit: visit)
             }
         }
@@ -286,11 +301,13 @@ struct PostgresStore: StoreWriter, TextIndex {
             var sql = SQLBuilder(table: "page")
             var filter = sql.contains(terms, bookId: bookId)
             if let after {
-                let position = "(\"bookId\", number) > (\(sql.bind(.integer(after.book))), \(sql.bind(.integer(Int64(after.page)))))"
+                let position =
+                    "(\"bookId\", number) > (\(sql.bind(.integer(after.book))), \(sql.bind(.integer(Int64(after.page)))))"
                 filter += (filter.isEmpty ? " WHERE " : " AND ") + position
             }
             let rows = try run(
-                "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number LIMIT \(size)", sql.binds
+                "SELECT id, \"bookId\", number, text FROM page\(filter) ORDER BY \"bookId\", number LIMIT \(size)",
+                sql.binds
             ).rows
             var count = 0
             for row in rows {
@@ -315,13 +332,15 @@ struct PostgresStore: StoreWriter, TextIndex {
     /// Okapi BM25 of a page for the terms, as SQLite's FTS5 ranks (k1 = 1.2, b = 0.75; a page's
     /// length in index words, the average over the library): term frequencies counted in the
     /// folded text, each term weighted by how rare it is in the library.
-    private func relevance(_ terms: [String], _ sql: inout SQLBuilder) throws -> String {
-        let library = try run("SELECT count(*)::float8, coalesce(avg(words), 0)::float8 FROM page").rows.first?
-            .makeRandomAccess()
-        let pages = try library?[0].decode(Double.self) ?? 0
-        let average = max(1, try library?[1].decode(Double.self) ?? 1)
+    private func relevance(_ terms: [String], _ sql: inout SQLBuilder) throws -> (columns: String, score: String) {
+        let (pages, average) = try statistics.current {
+            let library = try run("SELECT count(*)::float8, coalesce(avg(words), 0)::float8 FROM page").rows.first?
+                .makeRandomAccess()
+            return (try library?[0].decode(Double.self) ?? 0, max(1, try library?[1].decode(Double.self) ?? 1))
+        }
+        var columns = [String]()
         var parts = [String]()
-        for term in terms where !term.isEmpty {
+        for (index, term) in terms.enumerated() where !term.isEmpty {
             var weight = 1.0
             if terms.count > 1 {
                 var holding = SQLBuilder(table: "page")
@@ -332,12 +351,14 @@ struct PostgresStore: StoreWriter, TextIndex {
                 weight = log((pages - count + 0.5) / (count + 0.5) + 1)
             }
             let text = sql.bind(.text(term))
-            let frequency = "((length(norm) - length(replace(norm, \(text), '')))::float8 / length(\(text)))"
+            // Each frequency worked out once per page (the text is read once for it).
+            columns.append(
+                "((length(norm) - length(replace(norm, \(text), '')))::float8 / length(\(text))) AS f\(index)")
             parts.append(
-                "\(sql.bind(.real(weight))) * \(frequency) * 2.2 / (\(frequency) + 1.2 * (0.25 + 0.75 * words / \(sql.bind(.real(average)))))"
+                "\(sql.bind(.real(weight))) * f\(index) * 2.2 / (f\(index) + 1.2 * (0.25 + 0.75 * words / \(sql.bind(.real(average)))))"
             )
         }
-        return parts.isEmpty ? "0" : "(" + parts.joined(separator: " + ") + ")"
+        return (columns.joined(separator: ", "), parts.isEmpty ? "0" : "(" + parts.joined(separator: " + ") + ")")
     }
 
     func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
@@ -454,5 +475,22 @@ struct SQLBuilder {
         case .not(let inner):
             return "NOT (" + condition(inner) + ")"
         }
+    }
+}
+
+/// The library's page count and average page length (in index words) that ranking weighs
+/// with, worked out at most once a minute: they move slowly, and reading them is a pass over
+/// every page.
+final class PageStatistics: @unchecked Sendable {
+    private let lock = NSLock()
+    private var known: (pages: Double, average: Double, at: Date)?
+
+    func current(_ compute: () throws -> (Double, Double)) throws -> (pages: Double, average: Double) {
+        if let known = lock.withLock({ known }), Date().timeIntervalSince(known.at) < 60 {
+            return (known.pages, known.average)
+        }
+        let (pages, average) = try compute()
+        lock.withLock { known = (pages, average, Date()) }
+        return (pages, average)
     }
 }

@@ -220,7 +220,8 @@ import Testing
         }
         let status = try #require(try json("db", "status") as? [String: Any])
         let schema = try #require(status["schema"] as? [String: Any])
-        #expect((schema["pending"] as? [String])?.isEmpty == true && schema["version"] as? Int == schema["latest"] as? Int)
+        #expect(
+            (schema["pending"] as? [String])?.isEmpty == true && schema["version"] as? Int == schema["latest"] as? Int)
         #expect(status["counts"] as? [String: Int] == expected)
         let highlights = try #require(try json("highlight", "list") as? [[String: Any]])
         #expect(highlights.map { $0["note"] as? String } == ["kept across upgrades"])

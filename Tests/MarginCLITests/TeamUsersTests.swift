@@ -159,7 +159,8 @@ import Testing
         let folder = team.aliceBox.folder.path + "/own-copy"
         try team.alice("db", "copy", "--to", folder)
         let own = try team.aliceBox.margin.run(
-            ["--library", folder, "render", "1", "--page", "1", "-o", folder + "/p1.png"], environment: ["MARGIN_LIBRARY": ""])
+            ["--library", folder, "render", "1", "--page", "1", "-o", folder + "/p1.png"],
+            environment: ["MARGIN_LIBRARY": ""])
         #expect(own.status == 0, "\(own)")
     }
 

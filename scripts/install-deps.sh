@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Margin needs, non-interactively, only if some are missing.
 #   scripts/install-deps.sh          build and run: poppler-glib, SQLite, pkg-config
-#   scripts/install-deps.sh --test   also what the tests compare with, and the browsers the reader's
+#   scripts/install-deps.sh --test   also what the tests compare with (poppler-utils, pdfgrep, qpdf,
+#                                    MuPDF's mutool, PostgreSQL), and the browsers the reader's
 #                                    end-to-end test drives (chromium + chromium-driver with Selenium,
 #                                    firefox-esr with marionette-driver)
 #   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF)
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl chromium chromium-driver firefox-esr postgresql)
+    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl chromium chromium-driver firefox-esr postgresql mupdf-tools)
 fi
 if [ "${1:-}" = "--bench" ]; then
-    packages+=(recoll mupdf-tools)
+    packages+=(recoll)
 fi
 missing=()
 for package in "${packages[@]}"; do

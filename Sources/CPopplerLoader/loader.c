@@ -71,8 +71,11 @@
     X(poppler_annot_text_markup_new_highlight) \
     X(poppler_annot_text_new) \
     X(poppler_annot_text_set_icon) \
+    X(poppler_action_free) \
     X(poppler_color_free) \
     X(poppler_color_new) \
+    X(poppler_dest_free) \
+    X(poppler_document_find_dest) \
     X(poppler_document_get_author) \
     X(poppler_document_get_n_pages) \
     X(poppler_document_get_page) \
@@ -80,10 +83,16 @@
     X(poppler_document_get_title) \
     X(poppler_document_new_from_file) \
     X(poppler_document_save) \
+    X(poppler_index_iter_free) \
+    X(poppler_index_iter_get_action) \
+    X(poppler_index_iter_get_child) \
+    X(poppler_index_iter_new) \
+    X(poppler_index_iter_next) \
     X(poppler_page_add_annot) \
     X(poppler_page_find_text_with_options) \
     X(poppler_page_free_annot_mapping) \
     X(poppler_page_get_annot_mapping) \
+    X(poppler_page_get_label) \
     X(poppler_page_get_size) \
     X(poppler_page_get_text) \
     X(poppler_page_get_text_layout) \

@@ -1,0 +1,51 @@
+import Foundation
+import MarginCore
+import Poppler
+
+/// An entry of a book's outline as `margin toc` shows it: where it goes, as a page number and
+/// as the PDF prints that page's number.
+public struct TocEntry: Sendable, Encodable, Equatable {
+    public var title: String
+    /// 1-based; nil when the entry leads nowhere in the book.
+    public var page: Int?
+    /// 1 is the top level.
+    public var level: Int
+    /// The printed page number ("xii", "A-3"), when the PDF labels its pages.
+    public var pageLabel: String?
+
+    enum CodingKeys: String, CodingKey { case title, page, level, pageLabel }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(title, forKey: .title)
+        try container.encode(page, forKey: .page)
+        try container.encode(level, forKey: .level)
+        try container.encode(pageLabel, forKey: .pageLabel)
+    }
+}
+
+extension Library {
+    /// The book's outline (table of contents), read from its cached PDF, in reading order.
+    public func tableOfContents(_ book: Book) async throws -> [TocEntry] {
+        let path = try cachedFile(book)
+        do {
+            return try documents.withDocument(path: path, password: try password(of: book)) { document in
+                var labels = [Int: String?]()
+                return document.outline().map { entry in
+                    var label: String?
+                    if let page = entry.page {
+                        if let known = labels[page] {
+                            label = known
+                        } else {
+                            label = (try? document.page(page))?.label
+                            labels[page] = label
+                        }
+                    }
+                    return TocEntry(title: entry.title, page: entry.page, level: entry.level, pageLabel: label)
+                }
+            }
+        } catch let error as PopplerError {
+            throw MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
+        }
+    }
+}

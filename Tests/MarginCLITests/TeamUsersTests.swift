@@ -76,6 +76,9 @@ import Testing
         #expect(shown.first?["author"] as? String == team.alice)
         #expect((try team.bob("memo", "list", "--all-users", "--json").json() as? [Any])?.isEmpty == true)
         #expect((try team.bob("bookmark", "list", "--all-users", "--json").json() as? [Any])?.isEmpty == true)
+        let table = try team.bob("highlight", "list", "--all-users").stdout
+        #expect(table.contains("BY") && table.contains("\(team.alice) (shared)"), "\(table)")
+        #expect(try team.bob("show", "1").stdout.contains("by \(team.alice)"))
         let everything = try #require(
             try team.bob("annotations", "1", "--all-users", "--json").json() as? [[String: Any]])
         #expect(everything.map { $0["id"] as? Int } == [openID])

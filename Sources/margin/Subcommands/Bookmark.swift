@@ -41,14 +41,14 @@ extension Margin {
                 let (bookmarks, titles) = try await annotationListing(global, book) { try await $0.bookmarks(of: $1) }
                 if global.json { return try Console.json(bookmarks.map { BookmarkView($0, title: titles[$0.bookId]) }) }
                 if bookmarks.isEmpty { return global.note("no bookmarks") }
-                Console.table(
-                    ["ID", "BOOK", "PAGE", "LABEL"],
-                    bookmarks.map {
-                        [
-                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 40), String($0.page),
-                            Console.cell($0.label),
-                        ]
-                    })
+                annotationTable(
+                    ["ID", "BOOK", "PAGE", "LABEL"], bookmarks
+                ) {
+                    [
+                        String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 40), String($0.page),
+                        Console.cell($0.label),
+                    ]
+                }
             }
         }
 
@@ -104,4 +104,14 @@ func bookTitles(_ library: Library) async throws -> [Int64: String] {
     Dictionary(
         try await library.allBooks().compactMap { book in book.id.map { ($0, book.title) } },
         uniquingKeysWith: { a, _ in a })
+}
+
+/// Prints annotations as a table; in a team library (where annotations have owners) with a
+/// column saying whose each is, and which are shared.
+func annotationTable<M: Annotation>(_ header: [String], _ models: [M], _ row: (M) -> [String]) {
+    let rows = models.map(row)
+    guard models.contains(where: { $0.owner != nil }) else { return Console.table(header, rows) }
+    Console.table(
+        header + ["BY"],
+        zip(models, rows).map { model, row in row + [(model.owner ?? "-") + (model.shared ? " (shared)" : "")] })
 }

@@ -75,15 +75,15 @@ extension Margin {
                     return try Console.json(highlights.map { HighlightView($0, title: titles[$0.bookId]) })
                 }
                 if highlights.isEmpty { return global.note("no highlights") }
-                Console.table(
-                    ["ID", "BOOK", "PAGE", "COLOR", "TEXT", "NOTE"],
-                    highlights.map {
-                        [
-                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 28),
-                            String($0.page) + ($0.orphaned ? "?" : ""),
-                            $0.color, Console.cell($0.text, width: 50), Console.cell($0.note, width: 30),
-                        ]
-                    })
+                annotationTable(
+                    ["ID", "BOOK", "PAGE", "COLOR", "TEXT", "NOTE"], highlights
+                ) {
+                    [
+                        String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 28),
+                        String($0.page) + ($0.orphaned ? "?" : ""),
+                        $0.color, Console.cell($0.text, width: 50), Console.cell($0.note, width: 30),
+                    ]
+                }
             }
         }
 

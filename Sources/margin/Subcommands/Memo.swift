@@ -49,14 +49,14 @@ extension Margin {
                 let (memos, titles) = try await annotationListing(global, book) { try await $0.memos(of: $1) }
                 if global.json { return try Console.json(memos.map { MemoView($0, title: titles[$0.bookId]) }) }
                 if memos.isEmpty { return global.note("no memos") }
-                Console.table(
-                    ["ID", "BOOK", "PAGE", "MEMO"],
-                    memos.map {
-                        [
-                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 32),
-                            $0.page.map(String.init) ?? "-", Console.cell($0.text, width: 60),
-                        ]
-                    })
+                annotationTable(
+                    ["ID", "BOOK", "PAGE", "MEMO"], memos
+                ) {
+                    [
+                        String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 32),
+                        $0.page.map(String.init) ?? "-", Console.cell($0.text, width: 60),
+                    ]
+                }
             }
         }
 

@@ -34,11 +34,14 @@ extension Margin {
                 ("sha256", book.sha256),
                 ("folder", book.folder ?? "-"),
                 ("tags", info.tags.isEmpty ? "-" : info.tags.joined(separator: ", ")),
-                ("added", shortDate(book.addedAt)),
+                ("added", shortDate(book.addedAt) + (book.addedBy.map { " by \($0)" } ?? "")),
                 ("opened", shortDate(book.openedAt)),
                 ("file", info.file ?? "not cached (fetched again from a source when needed)"),
             ]
-            if book.password != nil { lines.append(("encrypted", "yes (password saved)")) }
+            if let password = book.password {
+                lines.append(
+                    ("encrypted", password == "local" ? "yes (each user keeps the password)" : "yes (password saved)"))
+            }
             for (index, source) in info.sources.enumerated() {
                 lines.append((index == 0 ? "sources" : "", source))
             }

@@ -12,13 +12,14 @@ import http.client
 import json
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import urllib.parse
+
+from serving import pct, start_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARGIN = os.path.join(ROOT, ".build", "release", "margin")
@@ -36,14 +37,7 @@ books = [b for b in books if b.get("cached")]
 if not books:
     sys.exit("serve-load: the library has no cached books (run bench/run.sh first, or --library DIR)")
 
-server = subprocess.Popen([MARGIN, "serve", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
-said = ""
-while "(Ctrl-C stops)" not in said:
-    line = server.stderr.readline()
-    if not line:
-        sys.exit(f"serve-load: the server did not start: {said}")
-    said += line
-port = int(re.search(r"http://127\.0\.0\.1:(\d+)", said).group(1))
+server, port = start_server(MARGIN, env, "serve-load")
 
 results = {"page image": [], "search": []}
 failures = []
@@ -88,10 +82,6 @@ wall = time.perf_counter() - started
 server.terminate()
 server.wait(timeout=30)
 
-
-def pct(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] * 1000 if values else 0
 
 
 total = sum(len(v) for v in results.values())

@@ -28,6 +28,8 @@ import threading
 import time
 import urllib.parse
 
+from serving import pct, start_server
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARGIN = os.path.join(ROOT, ".build", "release", "margin")
 QUERIES = ["bayesian", "probability distribution", '"probability distribution"', "matrix", "river", "eigenvalue",
@@ -99,23 +101,12 @@ if mismatches:
     print(f"\n**Different hits** for: {', '.join(mismatches)}")
 
 
-def pct(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] * 1000 if values else 0
-
 
 def load(backend, env, users):
     """`users` clients of one `margin serve` for args.seconds: (requests/s, {kind: latencies}, failures)."""
     books = json.loads(subprocess.run([MARGIN, "list", "--json"], env=env, capture_output=True,
                                       text=True).stdout)
-    server = subprocess.Popen([MARGIN, "serve", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
-    said = ""
-    while "(Ctrl-C stops)" not in said:
-        line = server.stderr.readline()
-        if not line:
-            sys.exit(f"team-load: the server did not start on {backend}: {said}")
-        said += line
-    port = int(re.search(r"http://127\.0\.0\.1:(\d+)", said).group(1))
+    server, port = start_server(MARGIN, env, f"team-load ({backend})")
     results = {"search": [], "annotate": []}
     failures = []
     lock = threading.Lock()

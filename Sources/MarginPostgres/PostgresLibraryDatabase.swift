@@ -54,7 +54,8 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     private var filesSession: PostgresSession?
     /// How the first connection was made (the files' connection is made alike).
     private let configuration: PostgresConnection.Configuration
-    let queue = DispatchQueue(label: "margin.postgres", attributes: .concurrent)
+    /// Where transactions wait for PostgreSQL (threads of their own, not cooperative ones).
+    static let queue = DispatchQueue(label: "margin.postgres", attributes: .concurrent)
     /// The URL without its password, for messages.
     public let path: String?
     public var backupPath: String? { nil }

@@ -39,33 +39,35 @@ struct PostgresRepository: Repository {
     ) async throws -> T {
         let database = self.database
         let audience = database.audience
+        func store(_ session: PostgresSession) -> PostgresStore {
+            PostgresStore(session: session, user: database.user, audience: audience, statistics: database.statistics)
+        }
         // The first connection when it is free (a command's one transaction at a time needs no
         // other), else one from the pool.
-        let first = PostgresStore(
-            session: database.session, user: database.user, audience: audience, statistics: database.statistics)
-        let done: T? = try await withCheckedThrowingContinuation { continuation in
-            database.queue.async {
-                continuation.resume(
-                    with: Result { try database.session.transactionIfFree(readOnly: readOnly) { try body(first) } })
-            }
+        let first = store(database.session)
+        if let done = try await blocking({
+            try database.session.transactionIfFree(readOnly: readOnly) { try body(first) }
+        }) {
+            return done
         }
-        if let done { return done }
         do {
             return try await database.client.withConnection { connection in
                 let session = PostgresSession(
                     connection: connection, logger: database.logger, path: database.path ?? "postgres")
-                let store = PostgresStore(
-                    session: session, user: database.user, audience: audience, statistics: database.statistics)
-                return try await withCheckedThrowingContinuation { continuation in
-                    database.queue.async {
-                        continuation.resume(
-                            with: Result { try session.transaction(readOnly: readOnly) { try body(store) } })
-                    }
-                }
+                let pooled = store(session)
+                return try await blocking { try session.transaction(readOnly: readOnly) { try body(pooled) } }
             }
         } catch let error as PSQLError {
             throw StoreError.failed(path: database.path ?? "postgres", message: PostgresLibraryDatabase.message(error))
         }
+    }
+}
+
+/// Runs `work` on a thread of the store's queue (it waits for PostgreSQL), never on a
+/// cooperative thread.
+private func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        PostgresLibraryDatabase.queue.async { continuation.resume(with: Result(catching: work)) }
     }
 }
 
@@ -76,7 +78,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     let session: PostgresSession
     let user: String?
     let audience: Audience
-    var statistics = PageStatistics()
+    let statistics: PageStatistics
 
     var textIndex: any TextIndex { self }
 
@@ -141,13 +143,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         }
         let statement = "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) RETURNING *"
         guard let row = try run(statement, binds).rows.first else { return }
-        let opened = (model as? Book)?.openedAt
-        model = try M(from: ColumnDecoder(row: row.makeRandomAccess()))
-        if var book = model as? Book, let opened {
-            book.openedAt = opened
-            try recordOpening(book)
-            if let updated = book as? M { model = updated }
-        }
+        model = try written(row, model)
     }
 
     func update<M: Model>(_ model: M) throws {
@@ -159,12 +155,8 @@ struct PostgresStore: StoreWriter, TextIndex {
         let assignments = columns.enumerated().map { "\(quoted($0.element.name)) = $\($0.offset + 1)" }
         let statement =
             "UPDATE \(quoted(M.entity)) SET \(assignments.joined(separator: ", ")) WHERE id = $\(columns.count + 1)"
-        let changed = try run(statement, binds).metadata.rows ?? 0
+        try run(statement, binds)
         if let book = model as? Book { try recordOpening(book) }
-        // Row-level security skips another user's row without a word: say it.
-        if changed == 0, let annotation = model as? any Annotation, let owner = annotation.owner, owner != user {
-            throw MarginError.notYours(kind: M.entity, id: id, owner: owner)
-        }
     }
 
     func upsert<M: Model>(_ model: inout M) throws {
@@ -181,28 +173,37 @@ struct PostgresStore: StoreWriter, TextIndex {
         let statement =
             "INSERT INTO \(quoted(M.entity)) (\(names)) VALUES (\(values)) ON CONFLICT (\(keys)) DO UPDATE SET \(assignments) RETURNING *"
         guard let row = try run(statement, binds).rows.first else { return }
-        let opened = (model as? Book)?.openedAt
-        model = try M(from: ColumnDecoder(row: row.makeRandomAccess()))
-        if var book = model as? Book {
-            book.openedAt = opened
-            try recordOpening(book)
-            if let read = try fetch(Query<M>().filter(Field<M, Int64>("id") == (book.id ?? 0))).first { model = read }
-        }
+        model = try written(row, model)
     }
 
-    /// A book's `openedAt` is the user's: kept in `reading`, not in the shared row.
+    /// The row an insert or upsert returned, as a model. A book's row holds no `openedAt` (it
+    /// is each user's): the one the model brought is recorded as the user's, else the user's
+    /// own is read back.
+    private func written<M: Model>(_ row: PostgresRow, _ model: M) throws -> M {
+        let saved = try M(from: ColumnDecoder(row: row.makeRandomAccess()))
+        guard var book = saved as? Book else { return saved }
+        if let opened = (model as? Book)?.openedAt {
+            book.openedAt = opened
+            try recordOpening(book)
+        } else {
+            var binds = PostgresBindings()
+            binds.append(book.id ?? 0)
+            book.openedAt = try run("SELECT \"openedAt\" FROM reading WHERE \"bookId\" = $1", binds).rows.first?
+                .decode(Date.self)
+        }
+        return book as? M ?? saved
+    }
+
+    /// Records a book's `openedAt` as the user's (table `reading`; its row-level security
+    /// keeps each user to their own rows), not in the shared row.
     func recordOpening(_ book: Book) throws {
-        guard let id = book.id else { return }
+        guard let id = book.id, let opened = book.openedAt else { return }
         var binds = PostgresBindings()
         binds.append(id)
-        if let opened = book.openedAt {
-            binds.append(opened)
-            try run(
-                "INSERT INTO reading (\"bookId\", \"openedAt\") VALUES ($1, $2) ON CONFLICT (role, \"bookId\") DO UPDATE SET \"openedAt\" = EXCLUDED.\"openedAt\"",
-                binds)
-        } else {
-            try run("DELETE FROM reading WHERE \"bookId\" = $1 AND role = current_user", binds)
-        }
+        binds.append(opened)
+        try run(
+            "INSERT INTO reading (\"bookId\", \"openedAt\") VALUES ($1, $2) ON CONFLICT (role, \"bookId\") DO UPDATE SET \"openedAt\" = EXCLUDED.\"openedAt\"",
+            binds)
     }
 
     func delete<M: Model>(_ query: Query<M>) throws -> Int {

@@ -201,13 +201,8 @@ import Testing
         arguments: dumps)
     func aShippedSchemaUpgradesWithNothingLost(_ dump: String) throws {
         let url = try TestCluster.freshDatabase()
-        let restore = Process()
-        restore.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        restore.arguments = [url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-f", dump]
-        restore.standardOutput = FileHandle.nullDevice
-        try restore.run()
-        restore.waitUntilExit()
-        #expect(restore.terminationStatus == 0)
+        let restore = try runProcess("/usr/bin/psql", [url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-f", dump])
+        #expect(restore.status == 0, "\(restore.stderr)")
         let expected = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dump + ".json")))
                 as? [String: Int])

@@ -51,47 +51,13 @@ public struct MarginRunner: Sendable {
         _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], cwd: String? = nil,
         timeout: Double? = nil
     ) throws -> RunResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["MARGIN_HOME"] = home
         env["HOME"] = home + "/user-home"
         env.removeValue(forKey: "XDG_DATA_HOME")
         env.removeValue(forKey: "XDG_CACHE_HOME")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? input.fileHandleForWriting.close()
-        // Read both pipes concurrently so a large output can't block the child.
-        let errData = LockedData()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errData.set(err.fileHandleForReading.readDataToEndOfFile())
-            group.leave()
-        }
-        // A hang is a failure the test should see, not a stuck suite: kill after `timeout`.
-        let deadline = timeout.map { DispatchTime.now() + $0 }
-        if let deadline {
-            DispatchQueue.global().asyncAfter(deadline: deadline) {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            }
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return RunResult(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData.get(), as: UTF8.self), stdoutData: outData)
+        return try runProcess(Self.binary, arguments, stdin: stdin, environment: env, cwd: cwd, timeout: timeout)
     }
 
     public func run(_ arguments: String...) throws -> RunResult { try run(arguments) }
@@ -102,4 +68,47 @@ private final class LockedData: @unchecked Sendable {
     private var data = Data()
     func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
     func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+}
+
+/// Runs a program to its end (margin, or a tool the tests compare with: psql, mutool, qpdf…)
+/// with this environment (the test's own by default): both outputs are read as they come, so
+/// neither can fill its pipe and stall it.
+public func runProcess(
+    _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
+    cwd: String? = nil, timeout: Double? = nil
+) throws -> RunResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+    let out = Pipe()
+    let err = Pipe()
+    let input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? input.fileHandleForWriting.close()
+    // Read both pipes concurrently so a large output can't block the child.
+    let errData = LockedData()
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async {
+        errData.set(err.fileHandleForReading.readDataToEndOfFile())
+        group.leave()
+    }
+    // A hang is a failure the test should see, not a stuck suite: kill after `timeout`.
+    if let timeout {
+        DispatchQueue.global().asyncAfter(deadline: DispatchTime.now() + timeout) {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return RunResult(
+        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData.get(), as: UTF8.self), stdoutData: outData)
 }

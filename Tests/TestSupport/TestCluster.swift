@@ -11,13 +11,8 @@ public enum TestCluster {
     public static func freshDatabase() throws -> String {
         guard let url, let psql else { throw ClusterError.absent }
         let name = "margin_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: psql)
-        process.arguments = [url, "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE \(name)"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ClusterError.createFailed(name) }
+        let created = try runProcess(psql, [url, "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE \(name)"])
+        guard created.status == 0 else { throw ClusterError.createFailed(name) }
         var components = URLComponents(string: url)
         components?.path = "/" + name
         return components?.string ?? url
@@ -28,21 +23,9 @@ public enum TestCluster {
     @discardableResult
     public static func psql(_ url: String, _ sql: String) throws -> String {
         guard let psql else { throw ClusterError.absent }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: psql)
-        process.arguments = [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ClusterError.psqlFailed(String(decoding: errors, as: UTF8.self))
-        }
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try runProcess(psql, [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        guard result.status == 0 else { throw ClusterError.psqlFailed(result.stderr) }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A new login role (a unique name starting with `prefix`): its name.

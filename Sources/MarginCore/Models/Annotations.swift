@@ -32,8 +32,6 @@ public struct Bookmark: Model, Equatable {
         public static let id = Field<Bookmark, Int64>("id")
         public static let uuid = Field<Bookmark, UUID>("uuid")
         public static let bookId = Field<Bookmark, Int64>("bookId")
-        public static let owner = Field<Bookmark, String?>("owner")
-        public static let shared = Field<Bookmark, Bool>("shared")
         public static let page = Field<Bookmark, Int>("page")
     }
 }
@@ -96,8 +94,6 @@ public struct Highlight: Model, Equatable {
         public static let id = Field<Highlight, Int64>("id")
         public static let uuid = Field<Highlight, UUID>("uuid")
         public static let bookId = Field<Highlight, Int64>("bookId")
-        public static let owner = Field<Highlight, String?>("owner")
-        public static let shared = Field<Highlight, Bool>("shared")
         public static let page = Field<Highlight, Int>("page")
     }
 }
@@ -135,8 +131,6 @@ public struct Memo: Model, Equatable {
         public static let id = Field<Memo, Int64>("id")
         public static let uuid = Field<Memo, UUID>("uuid")
         public static let bookId = Field<Memo, Int64>("bookId")
-        public static let owner = Field<Memo, String?>("owner")
-        public static let shared = Field<Memo, Bool>("shared")
         public static let page = Field<Memo, Int?>("page")
     }
 }

@@ -28,12 +28,7 @@ struct Secrets: Sendable {
         var passwords = readKeyring(keyring)
         passwords[sha256] = sealed
         let data = try JSONEncoder().encode(passwords)
-        let temporary = keyring + ".\(getpid())"
-        try writeData(data, to: temporary)
-        guard rename(temporary, keyring) == 0 else {
-            unlink(temporary)
-            throw MarginError.io("cannot write \(keyring): \(String(cString: strerror(errno)))")
-        }
+        try writeAtomically(to: keyring, force: true, check: .bytes(data.count)) { try writeData(data, to: $0) }
         return Self.kept
     }
 

@@ -142,7 +142,11 @@ let package = Package(
                 "Poppler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // swiftc exports every symbol of an executable (53,000 here); the dynamic loader and
+            // the runtime's start-up `dladdr` then search them all. Nothing loads symbols from
+            // margin, so export none: about 1 ms off every command's start.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
         ),
 
         // Tests

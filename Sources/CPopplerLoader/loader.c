@@ -77,9 +77,13 @@
     X(poppler_dest_free) \
     X(poppler_document_find_dest) \
     X(poppler_document_get_author) \
+    X(poppler_document_get_creation_date) \
+    X(poppler_document_get_keywords) \
+    X(poppler_document_get_metadata) \
     X(poppler_document_get_n_pages) \
     X(poppler_document_get_page) \
     X(poppler_document_get_permissions) \
+    X(poppler_document_get_subject) \
     X(poppler_document_get_title) \
     X(poppler_document_new_from_file) \
     X(poppler_document_save) \
@@ -91,10 +95,12 @@
     X(poppler_page_add_annot) \
     X(poppler_page_find_text_with_options) \
     X(poppler_page_free_annot_mapping) \
+    X(poppler_page_free_text_attributes) \
     X(poppler_page_get_annot_mapping) \
     X(poppler_page_get_label) \
     X(poppler_page_get_size) \
     X(poppler_page_get_text) \
+    X(poppler_page_get_text_attributes) \
     X(poppler_page_get_text_layout) \
     X(poppler_page_render) \
     X(poppler_page_render_for_printing) \

@@ -25,6 +25,14 @@ public struct Configuration: Sendable, Equatable {
     /// extract in this process (tests of the library alone).
     public var extractionHelper: String?
 
+    /// Where metadata is looked up (`--lookup`): Crossref's REST API and arXiv's query API.
+    public var crossrefURL = "https://api.crossref.org"
+    public var arxivURL = "https://export.arxiv.org/api"
+    /// The longest one lookup may take, in seconds.
+    public var lookupTimeout = 20.0
+    /// An e-mail address sent with lookups (Crossref's "polite pool"), when given.
+    public var contact: String?
+
     public init() {}
 
     /// The settings the environment gives; anything unset or malformed keeps its default.
@@ -38,6 +46,10 @@ public struct Configuration: Sendable, Equatable {
         if let value = number("MARGIN_POPPLER_TIMEOUT") { popplerTimeout = max(0.1, value) }
         if let value = environment["MARGIN_POPPLER_MEMORY_MB"].flatMap({ UInt64($0) }) { popplerMemoryMB = value }
         if let value = environment["MARGIN_EXTRACT_WORKERS"].flatMap({ Int($0) }) { extractWorkers = value }
+        if let value = environment["MARGIN_CROSSREF_URL"], !value.isEmpty { crossrefURL = value }
+        if let value = environment["MARGIN_ARXIV_URL"], !value.isEmpty { arxivURL = value }
+        if let value = number("MARGIN_LOOKUP_TIMEOUT"), value > 0 { lookupTimeout = value }
+        if let value = environment["MARGIN_CONTACT"], !value.isEmpty { contact = value }
     }
 
     /// Seconds poppler may take over a PDF of `pages` pages.

@@ -22,6 +22,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case timedOut(url: String, seconds: Double)
     case stalled(url: String, bytes: Int64, seconds: Double)
     case untrustedTLS(url: String, reason: String)
+    /// A metadata service (Crossref, arXiv) could not say what a work is.
+    case lookupFailed(service: String, reason: String)
 
     // Content
     case emptyFile(String)
@@ -95,6 +97,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "cannot reach \(url): \(reason)"
         case .httpStatus(let url, let code, let reason):
             return "the server answered \(code) \(reason) for \(url)"
+        case .lookupFailed(let service, let reason):
+            return "\(service) lookup failed: \(reason)"
         case .tooLarge(let url, let limit, let size):
             let sizeText = size.map { " (\(formatBytes($0)))" } ?? ""
             return "\(url) is larger than the limit of \(formatBytes(limit))\(sizeText)"

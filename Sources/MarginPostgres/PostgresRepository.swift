@@ -12,6 +12,9 @@ struct PostgresRepository: Repository {
         try await perform(readOnly: true) { try body($0) }
     }
 
+    /// Times a write that lost a race is tried before the conflict is reported.
+    static let attempts = 32
+
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) async throws -> T {
         try await perform(readOnly: false) { try body($0) }
     }
@@ -25,11 +28,13 @@ struct PostgresRepository: Repository {
                 return try await attemptTransaction(readOnly: readOnly, body)
             } catch let conflict as PostgresConflict {
                 // Another client's write won the race: run the transaction again on what it wrote.
+                // Each round at least one of the clients racing for the same row (a new book's
+                // citation key, say) wins, so as many rounds as clients settle it.
                 attempt += 1
-                guard !readOnly, attempt < 8 else {
+                guard !readOnly, attempt < Self.attempts else {
                     throw StoreError.failed(path: database.path ?? "postgres", message: conflict.message)
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * attempt))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * min(attempt, 8)))
             }
         }
     }

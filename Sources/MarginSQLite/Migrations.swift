@@ -19,6 +19,7 @@ enum Schema {
         ("v5-folded-annotations", v5FoldedAnnotations),
         ("v6-page-words", v6PageWords),
         ("v7-users", v7Users),
+        ("v8-metadata", v8Metadata),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -327,6 +328,29 @@ enum Schema {
                 ALTER TABLE highlight ADD COLUMN shared BOOLEAN NOT NULL DEFAULT 0;
                 ALTER TABLE memo ADD COLUMN owner TEXT;
                 ALTER TABLE memo ADD COLUMN shared BOOLEAN NOT NULL DEFAULT 0;
+                """)
+    }
+
+    /// v8: what each book is (DOI, arXiv id, year, venue, publisher, its citation key, unique,
+    /// and which fields a user set by hand) and how to find one's way in it (`guide`: its outline
+    /// and page labels, one row a book).
+    private static func v8Metadata(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE book ADD COLUMN doi TEXT;
+                ALTER TABLE book ADD COLUMN arxiv TEXT;
+                ALTER TABLE book ADD COLUMN year INTEGER;
+                ALTER TABLE book ADD COLUMN citationKey TEXT;
+                ALTER TABLE book ADD COLUMN venue TEXT;
+                ALTER TABLE book ADD COLUMN publisher TEXT;
+                ALTER TABLE book ADD COLUMN userFields TEXT NOT NULL DEFAULT '[]';
+                CREATE UNIQUE INDEX book_citationKey ON book(citationKey);
+                CREATE TABLE guide (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    bookId INTEGER NOT NULL UNIQUE REFERENCES book(id) ON DELETE CASCADE,
+                    labels TEXT,
+                    outline TEXT NOT NULL DEFAULT '[]'
+                );
                 """)
     }
 }

@@ -28,63 +28,63 @@ extension ReaderServer {
 
     private func addAnnotationAPI(to api: RouterGroup<BasicRequestContext>) {
         api.get("books/{id}/highlights") { _, context in
-            try jsonResponse(try await library.highlights(of: try await book(context)).map { HighlightView($0) })
+            try jsonResponse(try await library.views(try await library.highlights(of: try await book(context))))
         }
         api.post("books/{id}/highlights") { request, context in
             let book = try await book(context)
             let body = try await decodeBody(NewHighlight.self, request, context)
-            return try jsonResponse(HighlightView(try await addHighlight(body, to: book)), status: .created)
+            return try jsonResponse(try await library.view(try await addHighlight(body, to: book)), status: .created)
         }
         api.patch("highlights/{id}") { request, context in
             let body = try await decodeBody(HighlightChange.self, request, context)
             let highlight = try await library.editHighlight(
                 id: try annotationID(context), note: body.note, color: body.color, shared: body.shared)
-            return try jsonResponse(HighlightView(highlight))
+            return try jsonResponse(try await library.view(highlight))
         }
         api.delete("highlights/{id}") { _, context in
-            try jsonResponse(HighlightView(try await library.removeHighlight(id: try annotationID(context))))
+            try jsonResponse(try await library.view(try await library.removeHighlight(id: try annotationID(context))))
         }
 
         api.get("books/{id}/bookmarks") { _, context in
-            try jsonResponse(try await library.bookmarks(of: try await book(context)).map { BookmarkView($0) })
+            try jsonResponse(try await library.views(try await library.bookmarks(of: try await book(context))))
         }
         api.post("books/{id}/bookmarks") { request, context in
             let book = try await book(context)
             let body = try await decodeBody(NewBookmark.self, request, context)
             let bookmark = try await library.addBookmark(
                 book, page: body.page, label: body.label, shared: body.shared ?? false)
-            return try jsonResponse(BookmarkView(bookmark), status: .created)
+            return try jsonResponse(try await library.view(bookmark), status: .created)
         }
         api.patch("bookmarks/{id}") { request, context in
             let body = try await decodeBody(BookmarkChange.self, request, context)
             return try jsonResponse(
-                BookmarkView(
+                try await library.view(
                     try await library.editBookmark(
                         id: try annotationID(context), label: body.label, shared: body.shared)))
         }
         api.delete("bookmarks/{id}") { _, context in
-            try jsonResponse(BookmarkView(try await library.removeBookmark(id: try annotationID(context))))
+            try jsonResponse(try await library.view(try await library.removeBookmark(id: try annotationID(context))))
         }
 
         api.get("books/{id}/memos") { _, context in
-            try jsonResponse(try await library.memos(of: try await book(context)).map { MemoView($0) })
+            try jsonResponse(try await library.views(try await library.memos(of: try await book(context))))
         }
         api.post("books/{id}/memos") { request, context in
             let book = try await book(context)
             let body = try await decodeBody(NewMemo.self, request, context)
             return try jsonResponse(
-                MemoView(
+                try await library.view(
                     try await library.addMemo(book, page: body.page, text: body.text, shared: body.shared ?? false)),
                 status: .created)
         }
         api.patch("memos/{id}") { request, context in
             let body = try await decodeBody(MemoChange.self, request, context)
             return try jsonResponse(
-                MemoView(
+                try await library.view(
                     try await library.editMemo(id: try annotationID(context), text: body.text, shared: body.shared)))
         }
         api.delete("memos/{id}") { _, context in
-            try jsonResponse(MemoView(try await library.removeMemo(id: try annotationID(context))))
+            try jsonResponse(try await library.view(try await library.removeMemo(id: try annotationID(context))))
         }
     }
 
@@ -161,12 +161,14 @@ extension ReaderServer {
             let written = try await library.exportPDF(book, to: folder + "/annotated.pdf", force: true)
             data = try Data(contentsOf: URL(fileURLWithPath: written))
             type = "application/pdf"
-        case .markdown, .json, .csv:
+        case .markdown, .json, .csv, .bibtex:
             data = Data(try await library.exportText([book], format: format).utf8)
-            type =
-                format == .json
-                ? "application/json; charset=utf-8"
-                : format == .csv ? "text/csv; charset=utf-8" : "text/markdown; charset=utf-8"
+            switch format {
+            case .json: type = "application/json; charset=utf-8"
+            case .csv: type = "text/csv; charset=utf-8"
+            case .bibtex: type = "application/x-bibtex; charset=utf-8"
+            default: type = "text/markdown; charset=utf-8"
+            }
         }
         var headers = HTTPFields()
         let file = "\(slug(book.title)).\(format.fileExtension)"

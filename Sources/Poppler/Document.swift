@@ -60,7 +60,7 @@ public final class Document {
     }
 }
 
-private func nonBlank(_ value: String?) -> String? {
+func nonBlank(_ value: String?) -> String? {
     guard let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else {
         return nil
     }

@@ -214,8 +214,20 @@ private func onOneLine(_ left: PDFRect, _ right: PDFRect) -> Bool {
 /// Two consecutive glyphs that stand as separate words: on one line with a gap wider than the
 /// page's word gap, or on different lines with nothing between them.
 private func apart(_ left: PDFRect, _ right: PDFRect, _ wordGap: Double) -> Bool {
+    // Text set sideways (an arXiv stamp in the margin) runs down a column: poppler's own text
+    // has its spaces.
+    if inOneColumn(left, right) { return false }
     guard onOneLine(left, right) else { return true }
     return right.x0 - left.x1 > wordGap || right.x1 < left.x0
+}
+
+/// Two characters one above the other, touching: a line of text set sideways.
+private func inOneColumn(_ a: PDFRect, _ b: PDFRect) -> Bool {
+    let overlap = min(a.x1, b.x1) - max(a.x0, b.x0)
+    let narrower = min(a.x1 - a.x0, b.x1 - b.x0)
+    guard narrower > 0, overlap >= narrower * 0.8 else { return false }
+    let gap = max(a.y0, b.y0) - min(a.y1, b.y1)
+    return gap < max(a.y1 - a.y0, b.y1 - b.y0) * 0.5
 }
 
 /// White space, with ASCII answered without Unicode's property tables (a lookup a character,

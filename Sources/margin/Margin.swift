@@ -21,7 +21,8 @@ struct Margin: AsyncParsableCommand {
         subcommands: [
             Add.self, List.self, Show.self, Recent.self, Edit.self, Remove.self, PathCommand.self, Fetch.self,
             Refresh.self,
-            BookCommand.self, CacheCommand.self, Reindex.self, Text.self, Toc.self, Search.self, Render.self,
+            BookCommand.self, CacheCommand.self, Reindex.self, Text.self, Toc.self, Meta.self, Cite.self, Search.self,
+            Render.self,
             BookmarkCommand.self, HighlightCommand.self,
             MemoCommand.self, Annotations.self, Export.self, Import.self, ImportAnnotations.self, DB.self, Serve.self,
         ]

@@ -28,6 +28,7 @@ import Testing
                     "tags": try store.count(Query<MarginCore.Tag>()),
                     "pages": try store.count(Query<PageText>()), "bookmarks": try store.count(Query<Bookmark>()),
                     "highlights": try store.count(Query<Highlight>()), "memos": try store.count(Query<Memo>()),
+                    "guides": try store.count(Query<BookGuide>()),
                 ]
             }
             for (table, count) in manifest {
@@ -49,6 +50,14 @@ import Testing
                 }
                 #expect(found.0.map(\.kind) == ["highlight"], "\(name)")
                 #expect(found.1.map(\.kind) == ["memo"], "\(name)")
+            }
+            // What a book is and its guide (v8) are kept.
+            if (manifest["guides"] ?? 0) > 0 {
+                let paper = books.first { $0.arxiv != nil }
+                #expect(paper?.citationKey == "muller2023margins", "\(name)")
+                #expect(paper?.doi == "10.5555/margin.2023.0042", "\(name)")
+                let guides = try await database.repository.read { try $0.all(BookGuide.self) }
+                #expect(guides.contains { $0.labels == ["i", "ii", "1", "2", "3", "A-1"] }, "\(name)")
             }
             if name != "v\(LibraryDatabase.latestVersion).sqlite" {
                 #expect(database.backupPath != nil, "\(name): a copy is kept before migrating")

@@ -27,6 +27,20 @@ public struct Book: Model, Equatable {
     public var indexedAt: Date?
     /// The user (PostgreSQL role) who added it to a team library; nil in a personal library.
     public var addedBy: String?
+    /// The Digital Object Identifier ("10.1145/…"), as found in the PDF, its address or a lookup.
+    public var doi: String?
+    /// The arXiv identifier ("2305.03393v2", "hep-th/9901001").
+    public var arxiv: String?
+    /// The year of publication.
+    public var year: Int?
+    /// The key citations use (`author-year-word`, unique in the library); once made, it stays.
+    public var citationKey: String?
+    /// Where it appeared: a journal's or proceedings' name.
+    public var venue: String?
+    public var publisher: String?
+    /// The fields a user set by hand (`title`, `author`, `year`, `doi`, `arxiv`, …): metadata
+    /// found later (a refresh, a lookup) never replaces them unless told to.
+    public var userFields: [String] = []
 
     public init(
         sha256: String, title: String, author: String?, pages: Int, bytes: Int64,
@@ -56,6 +70,7 @@ public struct Book: Model, Equatable {
         public static let indexedAt = Field<Book, Date?>("indexedAt")
         public static let textlessPages = Field<Book, Int>("textlessPages")
         public static let pages = Field<Book, Int>("pages")
+        public static let citationKey = Field<Book, String?>("citationKey")
     }
 }
 
@@ -137,6 +152,8 @@ public struct PageText: Model, Equatable {
     /// spaces), when worked out ahead of the write (on all cores, while the book is read); not
     /// stored. A store uses them instead of working them out inside its write transaction.
     public var indexedWords: String?
+    /// The page's printed number, as read with its text; stored in the book's `BookGuide`.
+    public var label: String?
 
     enum CodingKeys: String, CodingKey { case id, bookId, number, text }
 

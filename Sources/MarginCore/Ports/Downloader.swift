@@ -5,6 +5,30 @@ import Foundation
 /// use cases inject one that fails the test if anything tries to download.
 public protocol Downloader: Sendable {
     func download(_ request: DownloadRequest) async throws -> DownloadResult
+    /// A small answer (a metadata service's JSON or XML) read whole into memory: at most
+    /// `maxSize` bytes within `timeout` seconds. Any status comes back; failing to connect or
+    /// to finish in time throws.
+    func fetch(_ url: String, accept: String, timeout: Double, maxSize: Int) async throws -> WebAnswer
+}
+
+/// What a server answered to `Downloader.fetch`.
+public struct WebAnswer: Sendable {
+    public var status: Int
+    public var contentType: String?
+    public var body: Data
+
+    public init(status: Int, contentType: String?, body: Data) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+}
+
+extension Downloader {
+    /// A downloader that doesn't fetch small answers (a test's) reaches nothing.
+    public func fetch(_ url: String, accept: String, timeout: Double, maxSize: Int) async throws -> WebAnswer {
+        throw MarginError.unreachable(url: url, reason: "this downloader reaches no network")
+    }
 }
 
 /// One download: where from, into which cache, within which limits.

@@ -25,6 +25,11 @@ public protocol LibraryTransactions: Sendable {
     func removeBooks(ids: [Int64], confirmed: Bool) async throws -> [RemovedBook]
     /// Replaces a book's page text and marks it indexed; nil when the book is gone.
     func replaceText(ofBook id: Int64, with text: PagesText, now: Date) async throws -> Book?
+    /// Changes what a book is (title, authors, identifiers, citation key) in one transaction;
+    /// `change` may read the store (a key must be the library's only one).
+    func updateMetadata(
+        ofBook id: Int64, now: Date, _ change: @escaping @Sendable (any StoreReader, inout Book) throws -> Void
+    ) async throws -> Book
     /// Records a source's validators and when it was checked.
     func recordCheck(of source: Source) async throws
     /// Stores a version of a book (an upsert by book and SHA-256) with the source that served
@@ -61,9 +66,16 @@ public protocol LibraryTransactions: Sendable {
 public struct PagesText: Sendable, Equatable {
     /// In order; `pages[0]` is page 1 (their `bookId` is set when stored).
     public var pages: [PageText]
+    /// The book's outline and page labels, read with the text (`bookId` is set when stored);
+    /// nil when they were not read, and the stored ones stay.
+    public var guide: BookGuide?
+    /// What the PDF says it is (its metadata, its first page), read with the text.
+    public var found: FoundMetadata?
 
-    public init(pages: [PageText]) {
+    public init(pages: [PageText], guide: BookGuide? = nil, found: FoundMetadata? = nil) {
         self.pages = pages
+        self.guide = guide
+        self.found = found
     }
 
     /// Pages with no text at all (scans).
@@ -126,6 +138,7 @@ extension LibraryTransactions where Self: LibraryStore {
                 return AddedBook(book: existing, existed: true)
             }
             var new = book
+            new.citationKey = try store.unusedCitationKey(for: new)
             try store.insert(&new)
             let id = new.id ?? 0
             var version = Version(
@@ -205,6 +218,18 @@ extension LibraryTransactions where Self: LibraryStore {
         try await repository.write { store in
             guard var book = try store.find(Book.self, id: id) else { return nil }
             try storeText(text, for: &book, store, now: now)
+            return book
+        }
+    }
+
+    public func updateMetadata(
+        ofBook id: Int64, now: Date, _ change: @escaping @Sendable (any StoreReader, inout Book) throws -> Void
+    ) async throws -> Book {
+        try await repository.write { store in
+            guard var book = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
+            try change(store, &book)
+            book.updatedAt = now
+            try store.update(book)
             return book
         }
     }
@@ -338,6 +363,21 @@ private func checkOwned<M: Model>(_ model: M, by store: any StoreReader) throws 
     throw MarginError.notYours(kind: M.entity, id: model.id ?? 0, owner: owner)
 }
 
+extension StoreReader {
+    /// A citation key for `book` no other book of the library has: `CitationKey.base`, with
+    /// "a", "b", … appended when taken. The book's own key when it has one no other book has.
+    public func unusedCitationKey(for book: Book) throws -> String {
+        if let key = book.citationKey {
+            let holder = try first(Query<Book>().filter(Book.Fields.citationKey == key))
+            if holder == nil || holder?.uuid == book.uuid || holder?.sha256 == book.sha256 { return key }
+        }
+        let base = CitationKey.base(author: book.author, year: book.year, title: book.title)
+        let taken = Set(
+            try fetch(Query<Book>().filter(Book.Fields.citationKey.hasPrefix(base))).compactMap(\.citationKey))
+        return CitationKey.first(base, notIn: taken)
+    }
+}
+
 extension StoreWriter {
     /// Adds the tags (already normalized) the book hasn't got, in the caller's transaction; the
     /// store compares tag names case-insensitively.
@@ -358,6 +398,10 @@ private func storeText(_ text: PagesText, for book: inout Book, _ store: any Sto
     for var page in text.pages {
         page.bookId = id
         try store.insert(&page)
+    }
+    if var guide = text.guide {
+        guide.bookId = id
+        try store.upsert(&guide)
     }
     book.textlessPages = text.textless
     book.indexedAt = now
@@ -535,6 +579,7 @@ private func mergeBook(_ entry: BackupBook, _ store: any StoreWriter, _ counts: 
     }
     var book = incoming
     book.id = nil
+    book.citationKey = try store.unusedCitationKey(for: book)
     try store.insert(&book)
     let id = book.id ?? 0
     var version = Version(

@@ -28,6 +28,12 @@ public struct Backup: Codable, Sendable, Equatable {
         @Null public var memo: String?
         public var addedAt: String
         public var updatedAt: String
+        @Null public var doi: String?
+        @Null public var arxiv: String?
+        @Null public var year: Int?
+        @Null public var citationKey: String?
+        @Null public var venue: String?
+        @Null public var publisher: String?
         public var bookmarks: [BookmarkEntry]
         public var highlights: [HighlightEntry]
         public var memos: [MemoEntry]
@@ -41,6 +47,10 @@ public struct Backup: Codable, Sendable, Equatable {
         @Null public var author: String?
         /// Whether the other users of a team library see it (false elsewhere).
         @Null public var shared: Bool?
+        /// The printed number of its page and the deepest outline entry holding it (from the
+        /// book's PDF; a restore ignores them).
+        @Null public var pageLabel: String?
+        @Null public var chapter: String?
         public var createdAt: String
         public var updatedAt: String
     }
@@ -59,6 +69,10 @@ public struct Backup: Codable, Sendable, Equatable {
         @Null public var author: String?
         @Null public var shared: Bool?
         public var orphaned: Bool
+        /// The printed number of its page and the deepest outline entry holding it (from the
+        /// book's PDF; a restore ignores them).
+        @Null public var pageLabel: String?
+        @Null public var chapter: String?
         public var createdAt: String
         public var updatedAt: String
     }
@@ -69,6 +83,10 @@ public struct Backup: Codable, Sendable, Equatable {
         public var text: String
         @Null public var author: String?
         @Null public var shared: Bool?
+        /// The printed number of its page and the deepest outline entry holding it (from the
+        /// book's PDF; a restore ignores them).
+        @Null public var pageLabel: String?
+        @Null public var chapter: String?
         public var createdAt: String
         public var updatedAt: String
     }
@@ -80,14 +98,16 @@ public struct Backup: Codable, Sendable, Equatable {
 
 extension Backup.BookEntry {
     public init(
-        _ book: Book, sources: [String], tags: [String], bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo]
+        _ book: Book, sources: [String], tags: [String], bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo],
+        guide: BookGuide? = nil
     ) {
         self.init(
             uuid: book.uuid.uuidString.lowercased(), sha256: book.sha256, title: book.title, author: book.author,
             pages: book.pages, bytes: book.bytes, sources: sources, folder: book.folder, tags: tags, memo: book.memo,
-            addedAt: isoDate(book.addedAt), updatedAt: isoDate(book.updatedAt),
-            bookmarks: bookmarks.map(Backup.BookmarkEntry.init), highlights: highlights.map(Backup.HighlightEntry.init),
-            memos: memos.map(Backup.MemoEntry.init))
+            addedAt: isoDate(book.addedAt), updatedAt: isoDate(book.updatedAt), doi: book.doi, arxiv: book.arxiv,
+            year: book.year, citationKey: book.citationKey, venue: book.venue, publisher: book.publisher,
+            bookmarks: bookmarks.map { $0.entry(in: guide) }, highlights: highlights.map { $0.entry(in: guide) },
+            memos: memos.map { $0.entry(in: guide) })
     }
 }
 
@@ -95,7 +115,8 @@ extension Backup.BookmarkEntry {
     public init(_ bookmark: Bookmark) {
         self.init(
             uuid: bookmark.uuid.uuidString.lowercased(), page: bookmark.page, label: bookmark.label,
-            author: bookmark.owner, shared: bookmark.shared, createdAt: isoDate(bookmark.createdAt),
+            author: bookmark.owner, shared: bookmark.shared, pageLabel: nil, chapter: nil,
+            createdAt: isoDate(bookmark.createdAt),
             updatedAt: isoDate(bookmark.updatedAt))
     }
 }
@@ -106,7 +127,7 @@ extension Backup.HighlightEntry {
             uuid: highlight.uuid.uuidString.lowercased(), page: highlight.page, text: highlight.text,
             prefix: highlight.prefix, suffix: highlight.suffix, rects: highlight.rects, color: highlight.color,
             note: highlight.note, author: highlight.author ?? highlight.owner, shared: highlight.shared,
-            orphaned: highlight.orphaned,
+            orphaned: highlight.orphaned, pageLabel: nil, chapter: nil,
             createdAt: isoDate(highlight.createdAt), updatedAt: isoDate(highlight.updatedAt))
     }
 }
@@ -115,7 +136,8 @@ extension Backup.MemoEntry {
     public init(_ memo: Memo) {
         self.init(
             uuid: memo.uuid.uuidString.lowercased(), page: memo.page, text: memo.text,
-            author: memo.author ?? memo.owner, shared: memo.shared, createdAt: isoDate(memo.createdAt),
+            author: memo.author ?? memo.owner, shared: memo.shared, pageLabel: nil, chapter: nil,
+            createdAt: isoDate(memo.createdAt),
             updatedAt: isoDate(memo.updatedAt))
     }
 }

@@ -4,7 +4,7 @@ import Poppler
 
 /// Formats for `margin export`.
 public enum ExportFormat: String, CaseIterable, Sendable {
-    case markdown, json, csv, pdf
+    case markdown, json, csv, pdf, bibtex
 
     public var fileExtension: String {
         switch self {
@@ -12,6 +12,7 @@ public enum ExportFormat: String, CaseIterable, Sendable {
         case .json: return "json"
         case .csv: return "csv"
         case .pdf: return "pdf"
+        case .bibtex: return "bib"
         }
     }
 }
@@ -25,7 +26,8 @@ extension Library {
             entries.append(
                 Backup.BookEntry(
                     book, sources: view.sources, tags: view.tags, bookmarks: try await bookmarks(of: book),
-                    highlights: try await highlights(of: book), memos: try await memos(of: book)))
+                    highlights: try await highlights(of: book), memos: try await memos(of: book),
+                    guide: try await guide(of: book.id ?? 0)))
         }
         return Backup(
             format: Backup.formatName, version: Backup.currentVersion, exportedAt: isoDate(now), books: entries)
@@ -33,6 +35,7 @@ extension Library {
 
     /// The export of `books` as text (markdown, json, csv).
     public func exportText(_ books: [Book], format: ExportFormat) async throws -> String {
+        if format == .bibtex { return Citations.format(try await references(books), as: .bibtex) }
         let backup = try await backup(books)
         switch format {
         case .json:
@@ -45,6 +48,8 @@ extension Library {
             return csv(backup.books)
         case .pdf:
             throw MarginError.invalidArgument("a PDF export is a file: give -o PATH")
+        case .bibtex:
+            return Citations.format(try await references(books), as: .bibtex)
         }
     }
 
@@ -100,6 +105,10 @@ func markdown(_ book: Backup.BookEntry) -> String {
     facts.append("**SHA-256:** `\(book.sha256)`")
     if let source = book.sources.first { facts.append("**Source:** <\(source)>") }
     if !book.tags.isEmpty { facts.append("**Tags:** " + book.tags.map(markdownTag).joined(separator: " ")) }
+    if let year = book.year { facts.append("**Year:** \(year)") }
+    if let doi = book.doi { facts.append("**DOI:** [\(escapeMarkdownLine(doi))](https://doi.org/\(doi))") }
+    if let arxiv = book.arxiv { facts.append("**arXiv:** [\(arxiv)](https://arxiv.org/abs/\(arxiv))") }
+    if let key = book.citationKey { facts.append("**Cite as:** `\(key)`") }
     lines += facts.map { "- " + $0 }
     lines.append("")
     if let memo = book.memo {
@@ -111,8 +120,28 @@ func markdown(_ book: Backup.BookEntry) -> String {
         lines += quoteLines(memo.text, prefix: "") + [""]
     }
     let pages = Set(book.bookmarks.map(\.page) + book.highlights.map(\.page) + book.memos.compactMap(\.page)).sorted()
+    // Each page's printed number and chapter, as its annotations' entries carry them.
+    var labels = [Int: String]()
+    var chapters = [Int: String]()
+    for (page, label, chapter) in book.bookmarks.map({ ($0.page, $0.pageLabel, $0.chapter) })
+        + book.highlights.map({ ($0.page, $0.pageLabel, $0.chapter) })
+        + book.memos.compactMap({ m in m.page.map { ($0, m.pageLabel, m.chapter) } })
+    {
+        if let label { labels[page] = label }
+        if let chapter { chapters[page] = chapter }
+    }
+    // Under their chapters when the book has an outline: "## 2 Method", "### Page 5 (p. 3)".
+    let grouped = !chapters.isEmpty
+    var chapter: String?
     for page in pages {
-        lines += ["## Page \(page)", ""]
+        if grouped, let current = chapters[page], current != chapter {
+            lines += ["## \(escapeMarkdownLine(current))", ""]
+            chapter = current
+        }
+        let printed = labels[page].flatMap { $0 == String(page) ? nil : $0 }
+        lines += [
+            (grouped ? "### " : "## ") + "Page \(page)" + (printed.map { " (p. \(escapeMarkdownLine($0)))" } ?? ""), "",
+        ]
         for bookmark in book.bookmarks where bookmark.page == page {
             lines.append("- 🔖 Bookmark" + (bookmark.label.map { ": " + escapeMarkdownLine($0) } ?? ""))
             lines.append("")
@@ -120,7 +149,9 @@ func markdown(_ book: Backup.BookEntry) -> String {
         for highlight in book.highlights where highlight.page == page {
             lines += quoteLines(highlight.text, prefix: "> ")
             lines.append(">")
-            lines.append("> — p. \(page)" + (highlight.orphaned ? " (not found in the current version)" : ""))
+            lines.append(
+                "> — p. \(printed.map(escapeMarkdownLine) ?? String(page))"
+                    + (highlight.orphaned ? " (not found in the current version)" : ""))
             if let note = highlight.note {
                 lines.append("")
                 let body = quoteLines(note, prefix: "")
@@ -177,26 +208,26 @@ func csv(_ books: [Backup.BookEntry]) -> String {
     var rows = [
         [
             "book_sha256", "book_title", "kind", "uuid", "page", "text", "note", "color", "label", "author",
-            "created_at", "updated_at",
+            "created_at", "updated_at", "page_label", "chapter",
         ]
     ]
     for book in books {
         for b in book.bookmarks {
             rows.append([
                 book.sha256, book.title, "bookmark", b.uuid, String(b.page), "", "", "", b.label ?? "", "", b.createdAt,
-                b.updatedAt,
+                b.updatedAt, b.pageLabel ?? "", b.chapter ?? "",
             ])
         }
         for h in book.highlights {
             rows.append([
                 book.sha256, book.title, "highlight", h.uuid, String(h.page), h.text, h.note ?? "", h.color, "",
-                h.author ?? "", h.createdAt, h.updatedAt,
+                h.author ?? "", h.createdAt, h.updatedAt, h.pageLabel ?? "", h.chapter ?? "",
             ])
         }
         for m in book.memos {
             rows.append([
                 book.sha256, book.title, "memo", m.uuid, m.page.map(String.init) ?? "", m.text, "", "", "",
-                m.author ?? "", m.createdAt, m.updatedAt,
+                m.author ?? "", m.createdAt, m.updatedAt, m.pageLabel ?? "", m.chapter ?? "",
             ])
         }
     }

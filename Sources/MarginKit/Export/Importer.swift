@@ -104,6 +104,12 @@ extension Library {
         book.uuid = try uuid(entry.uuid, at: place)
         if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
         book.memo = entry.memo
+        book.doi = entry.doi.flatMap(Identifiers.parseDOI)
+        book.arxiv = entry.arxiv.flatMap(Identifiers.parseArxiv)
+        book.year = entry.year
+        book.citationKey = entry.citationKey.flatMap { $0.isEmpty ? nil : $0 }
+        book.venue = entry.venue
+        book.publisher = entry.publisher
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
         // The cache's copy of these bytes, if any, is believed over the backup.

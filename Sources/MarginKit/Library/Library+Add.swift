@@ -12,6 +12,8 @@ public struct AddOptions: Sendable {
     public var maxSize: Int64 = 1 << 30
     /// The longest one download may take, in seconds; nil for no limit.
     public var timeout: Double?
+    /// Look the work up online (Crossref by DOI, arXiv by id) before saving it.
+    public var lookup = false
 
     public init(
         title: String? = nil, author: String? = nil, folder: String? = nil, tags: [String] = [],
@@ -168,26 +170,55 @@ extension Library {
         let stored =
             facts.needsPassword
             ? try options.password.map { try secrets.seal($0, sha256: staged.sha256) } : (facts.encrypted ? "" : nil)
+        // Asked to, what Crossref or arXiv say the work is (a failure adds nothing).
+        var lookedUp: LookedUp?
+        if options.lookup, known == nil {
+            var described = Book(sha256: "", title: "", author: nil, pages: 0, bytes: 0)
+            describe(&described, found: extracted?.found, source: kind.sourceURL)
+            if let doi = described.doi {
+                lookedUp = try await MetadataLookup.crossref(
+                    doi: doi, configuration: configuration, downloader: downloader)
+            } else if let arxiv = described.arxiv {
+                lookedUp = try await MetadataLookup.arxiv(
+                    id: Identifiers.unversioned(arxiv), configuration: configuration, downloader: downloader)
+            }
+        }
+        let found = lookedUp
         return try await Interruption.critical {
-            try await record(staged, kind: kind, facts: facts, extracted: extracted, options: options, password: stored)
+            try await record(
+                staged, kind: kind, facts: facts, extracted: extracted, lookedUp: found, options: options,
+                password: stored)
         }
     }
 
     /// Places the staged file in the cache and records the book; removes a newly placed file
     /// again when the write fails.
     private func record(
-        _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, options: AddOptions,
-        password: String?
+        _ staged: StagedFile, kind: InputKind, facts: PDFFacts, extracted: ExtractedText?, lookedUp: LookedUp?,
+        options: AddOptions, password: String?
     ) async throws -> (BookInfo, Bool) {
         let placedNew = try blobs.place(staged.path, sha256: staged.sha256)
         do {
             let now = Date()
-            let book = Book(
+            let found = extracted?.found
+            var book = Book(
                 sha256: staged.sha256,
-                title: nonEmpty(options.title) ?? facts.title ?? kind.fallbackTitle,
-                author: nonEmpty(options.author) ?? facts.author,
+                title: nonEmpty(options.title) ?? found?.title ?? facts.title ?? kind.fallbackTitle,
+                author: nonEmpty(options.author) ?? found?.author ?? facts.author,
                 pages: facts.pages, bytes: staged.bytes, folder: normalizedFolder(options.folder),
                 password: password, now: now)
+            describe(&book, found: found, source: kind.sourceURL)
+            if let lookedUp {
+                book.title = nonEmpty(options.title) ?? lookedUp.title ?? book.title
+                book.author = nonEmpty(options.author) ?? lookedUp.author ?? book.author
+                book.year = lookedUp.year ?? book.year
+                book.venue = lookedUp.venue ?? book.venue
+                book.publisher = lookedUp.publisher ?? book.publisher
+                book.doi = lookedUp.doi ?? book.doi
+                book.arxiv = lookedUp.arxiv ?? book.arxiv
+            }
+            if nonEmpty(options.title) != nil { book.userFields.append("title") }
+            if nonEmpty(options.author) != nil { book.userFields.append("author") }
             let source = Source(
                 bookId: 0, url: kind.sourceURL, etag: staged.etag, lastModified: staged.lastModified, now: now)
             let added = try await database.addBook(
@@ -198,6 +229,16 @@ extension Library {
             throw error
         }
     }
+}
+
+/// Fills what a book is from what its PDF says and the address it came from (an arxiv.org or
+/// doi.org address names the work for certain).
+func describe(_ book: inout Book, found: FoundMetadata?, source: String?) {
+    let fromURL = source.map { (Identifiers.arxiv(inURL: $0), Identifiers.doi(inURL: $0)) }
+    book.arxiv = fromURL?.0 ?? found?.arxiv
+    book.doi = fromURL?.1 ?? found?.doi
+    book.year = found?.year ?? book.arxiv.flatMap(Identifiers.year(ofArxiv:))
+    book.venue = found?.venue
 }
 
 /// Tags as stored: "a,b" is two tags; white space (line breaks too) collapsed to one space;

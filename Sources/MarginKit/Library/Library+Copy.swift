@@ -13,6 +13,7 @@ public struct CopyReport: Sendable, Encodable, Equatable {
     public var bookmarks = 0
     public var highlights = 0
     public var memos = 0
+    public var guides = 0
     /// PDFs placed in the destination (0 when it had them all).
     public var filesAdded = 0
     /// Books whose PDF neither library has here (their sources can fetch them).
@@ -34,7 +35,8 @@ extension Library {
                 books: try store.all(Book.self), sources: try store.all(Source.self),
                 tags: try store.all(MarginCore.Tag.self), versions: try store.all(Version.self),
                 pages: try store.all(PageText.self), bookmarks: try store.all(Bookmark.self),
-                highlights: try store.all(Highlight.self), memos: try store.all(Memo.self))
+                highlights: try store.all(Highlight.self), memos: try store.all(Memo.self),
+                guides: try store.all(BookGuide.self))
         }
         reading.adopt()
         // Passwords: sealed again the way the destination keeps them (a team library keeps none).
@@ -63,6 +65,8 @@ extension Library {
             var bookIds = [Int64: Int64]()
             for book in snapshot.books {
                 var copy = book
+                // A key another book holds there is made anew.
+                if copy.citationKey != nil { copy.citationKey = try store.unusedCitationKey(for: copy) }
                 try store.upsert(&copy)
                 if let old = book.id, let new = copy.id { bookIds[old] = new }
                 counts.books += 1
@@ -85,6 +89,7 @@ extension Library {
             counts.bookmarks = try moved(snapshot.bookmarks, \.bookId)
             counts.highlights = try moved(snapshot.highlights, \.bookId)
             counts.memos = try moved(snapshot.memos, \.bookId)
+            counts.guides = try moved(snapshot.guides, \.bookId)
             return counts
         }
         report.books = written.books
@@ -95,6 +100,7 @@ extension Library {
         report.bookmarks = written.bookmarks
         report.highlights = written.highlights
         report.memos = written.memos
+        report.guides = written.guides
         return report
     }
 }
@@ -110,6 +116,7 @@ private struct LibrarySnapshot: Sendable {
     var bookmarks: [Bookmark]
     var highlights: [Highlight]
     var memos: [Memo]
+    var guides: [BookGuide]
 
     /// What the copying user made becomes the destination user's (nil: the destination says
     /// who: its role, or its one user); what others made keeps their name.

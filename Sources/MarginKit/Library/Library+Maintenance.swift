@@ -47,6 +47,7 @@ extension Library {
                 "bookmarks": try store.count(Query<Bookmark>()),
                 "highlights": try store.count(Query<Highlight>()),
                 "memos": try store.count(Query<Memo>()),
+                "guides": try store.count(Query<BookGuide>()),
             ]
         }
         return LibraryStatus(

@@ -43,6 +43,42 @@ public struct HTTPDownloader: Downloader {
             progress: request.progress, timeout: request.timeout)
         return try await transfer.download(url: request.url, revalidate: request.revalidate)
     }
+
+    public func fetch(_ url: String, accept: String, timeout: Double, maxSize: Int) async throws -> WebAnswer {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "User-Agent", value: politeUserAgent)
+        request.headers.add(name: "Accept", value: accept)
+        let client = SharedHTTPClient.client(idleTimeout: configuration.idleTimeout)
+        let deadline = Date().addingTimeInterval(timeout)
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+            var body = Data()
+            for try await chunk in response.body {
+                body.append(contentsOf: chunk.readableBytesView)
+                guard body.count <= maxSize else {
+                    throw MarginError.tooLarge(url: url, limit: Int64(maxSize), size: nil)
+                }
+            }
+            return WebAnswer(
+                status: Int(response.status.code), contentType: response.headers.first(name: "content-type"), body: body
+            )
+        } catch let error as MarginError {
+            throw error
+        } catch {
+            if deadline.timeIntervalSinceNow <= 0 || (error as? HTTPClientError) == .deadlineExceeded {
+                throw MarginError.timedOut(url: url, seconds: timeout)
+            }
+            if isTLSFailure(error) { throw MarginError.untrustedTLS(url: url, reason: describe(error)) }
+            throw MarginError.unreachable(url: url, reason: describe(error))
+        }
+    }
+
+    /// What metadata services ask of clients: say who is asking and how to reach them
+    /// (Crossref's "polite pool"); `MARGIN_CONTACT` adds an e-mail address.
+    var politeUserAgent: String {
+        let contact = configuration.contact.map { "; mailto:\($0)" } ?? ""
+        return "\(Self.userAgent) (PDF library for the command line\(contact))"
+    }
 }
 
 /// The process's one HTTP client. It lives until the process exits (a client must be shut down

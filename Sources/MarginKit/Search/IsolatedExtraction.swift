@@ -47,6 +47,8 @@ public enum PopplerIsolation {
                     path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers)
                 answer.byte(0)
                 for page in extracted.pages { answer.field(page.text) }
+                let about = HelperAbout(guide: extracted.guide, found: extracted.found)
+                answer.field(String(decoding: (try? JSONEncoder().encode(about)) ?? Data("{}".utf8), as: UTF8.self))
             } catch {
                 answer = FrameWriter()
                 answer.byte(1)
@@ -103,14 +105,22 @@ public enum PopplerIsolation {
         HelperPool.shared.give(child)
         switch answer {
         case .failure(let message): throw MarginError.io(message)
-        case .success(let texts):
+        case .success(let texts, let aboutJSON):
             guard texts.count == pageCount else {
                 throw MarginError.popplerLimit("the text extractor returned \(texts.count) of \(pageCount) pages")
             }
+            let about = try? JSONDecoder().decode(HelperAbout.self, from: Data(aboutJSON.utf8))
             return ExtractedText(
-                pages: texts.enumerated().map { PageText(bookId: 0, number: $0.offset + 1, text: $0.element) })
+                pages: texts.enumerated().map { PageText(bookId: 0, number: $0.offset + 1, text: $0.element) },
+                guide: about?.guide, found: about?.found)
         }
     }
+}
+
+/// What a child says of a book besides its pages' text.
+private struct HelperAbout: Codable {
+    var guide: BookGuide?
+    var found: FoundMetadata?
 }
 
 /// Children waiting for their next book.
@@ -141,7 +151,8 @@ private final class HelperPool: @unchecked Sendable {
 
 /// The answer to one request, or nil when the child's output ended or made no sense.
 private enum Answer {
-    case success([String])
+    /// The pages' text, and the guide and metadata as JSON.
+    case success([String], String)
     case failure(String)
 }
 
@@ -245,7 +256,8 @@ private final class FrameReader: @unchecked Sendable {
                 guard let field = field() else { return nil }
                 texts.append(String(decoding: field, as: UTF8.self))
             }
-            return .success(texts)
+            guard let about = field() else { return nil }
+            return .success(texts, String(decoding: about, as: UTF8.self))
         case 1: return field().map { .failure(String(decoding: $0, as: UTF8.self)) }
         default: return nil
         }

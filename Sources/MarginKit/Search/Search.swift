@@ -69,7 +69,13 @@ extension Library {
             var hits = try await searchAnnotations(query, options: options)
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
-            return SearchResults(hits: hits, textless: Textless(), more: more)
+            let found = hits
+            let labelled = try await repository.read { store in
+                var hits = found
+                try labelPages(&hits, store)
+                return hits
+            }
+            return SearchResults(hits: labelled, textless: Textless(), more: more)
         }
         return try await repository.read { [options] store in
             var hits =
@@ -90,6 +96,7 @@ extension Library {
             if textless.books == 1 { textless.title = try store.first(scanned)?.title }
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
+            try labelPages(&hits, store)
             var results = SearchResults(hits: hits, textless: textless, more: more)
             if more, !options.regex,
                 let total = try store.textIndex.countCandidatePages(
@@ -270,4 +277,19 @@ func boundedMatches(_ expression: NSRegularExpression, in text: String, deadline
         }
     }
     return late ? nil : matches
+}
+
+/// Gives each hit its page's printed number, from the guides of the books hit.
+private func labelPages(_ hits: inout [SearchHit], _ store: any StoreReader) throws {
+    let ids = Array(Set(hits.map(\.book)))
+    guard !ids.isEmpty else { return }
+    var guides = [Int64: BookGuide]()
+    for guide in try store.fetch(Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(ids)))
+    where guide.labels != nil {
+        guides[guide.bookId] = guide
+    }
+    guard !guides.isEmpty else { return }
+    for index in hits.indices {
+        hits[index].pageLabel = guides[hits[index].book]?.label(of: hits[index].page)
+    }
 }

@@ -51,6 +51,7 @@ enum TextExtractor {
         let count = max(1, min(preferred ?? cores, (pageCount + chunk - 1) / chunk, 16))
         let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
         let results = WorkerResults(count: count)
+        let about = AboutSlot()
         DispatchQueue.concurrentPerform(iterations: count) { worker in
             do {
                 var document = try Document(path: path, password: password)
@@ -64,15 +65,32 @@ enum TextExtractor {
                         read = 0
                     }
                     read += range.count
+                    var firstLines = [TextLine]()
+                    var firstHeight = 0.0
                     for number in range {
                         // A damaged page has no text to give; the rest of the book still does.
-                        let text: String
+                        var page = PageText(bookId: 0, number: number, text: "")
                         do {
-                            text = try document.page(number).readingText().text
-                        } catch PopplerError.pageUnreadable {
-                            text = ""
-                        }
-                        pages.append(PageText(bookId: 0, number: number, text: text))
+                            let loaded = try document.page(number)
+                            page.text = loaded.readingText().text
+                            page.label = loaded.label
+                            if number == 1 {
+                                firstLines = loaded.textLines()
+                                firstHeight = loaded.size.height
+                            }
+                        } catch PopplerError.pageUnreadable {}
+                        pages.append(page)
+                    }
+                    // The run with page 1 (and 2) also reads what the document says it is.
+                    if range.contains(1) {
+                        let firstText = pages.filter { $0.number <= MetadataDetector.firstPages }.map(\.text)
+                        about.set(
+                            outline: document.outline().map {
+                                OutlineItem(title: $0.title, page: $0.page, level: $0.level)
+                            },
+                            found: MetadataDetector.detect(
+                                document, firstPage: firstLines, pageHeight: firstHeight,
+                                firstText: firstText.joined(separator: "\n")))
                     }
                 }
                 results.set(worker, .success(pages))
@@ -87,7 +105,32 @@ enum TextExtractor {
             pages += try result.get()
         }
         pages.sort { $0.number < $1.number }
-        return ExtractedText(pages: pages)
+        let (outline, found) = about.get()
+        let labels = pages.map { $0.label ?? "" }
+        return ExtractedText(
+            pages: pages,
+            guide: BookGuide(bookId: 0, labels: labels.allSatisfy(\.isEmpty) ? nil : labels, outline: outline),
+            found: found)
+    }
+}
+
+/// The outline and metadata the worker with page 1 read.
+private final class AboutSlot: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outline = [OutlineItem]()
+    private var found: FoundMetadata?
+
+    func set(outline: [OutlineItem], found: FoundMetadata) {
+        lock.lock()
+        self.outline = outline
+        self.found = found
+        lock.unlock()
+    }
+
+    func get() -> ([OutlineItem], FoundMetadata?) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (outline, found)
     }
 }
 

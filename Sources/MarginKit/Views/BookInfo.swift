@@ -13,6 +13,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, uuid, title, author, pages, sha256, bytes, sources, folder, tags, memo
         case addedAt, updatedAt, openedAt, cached, file, encrypted, textlessPages, indexed, addedBy
+        case doi, arxiv, year, citationKey, venue, publisher
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -37,5 +38,11 @@ public struct BookInfo: Sendable, Encodable, Equatable {
         try container.encode(book.textlessPages, forKey: .textlessPages)
         try container.encode(book.indexedAt != nil, forKey: .indexed)
         try container.encode(book.addedBy, forKey: .addedBy)
+        try container.encode(book.doi, forKey: .doi)
+        try container.encode(book.arxiv, forKey: .arxiv)
+        try container.encode(book.year, forKey: .year)
+        try container.encode(book.citationKey, forKey: .citationKey)
+        try container.encode(book.venue, forKey: .venue)
+        try container.encode(book.publisher, forKey: .publisher)
     }
 }

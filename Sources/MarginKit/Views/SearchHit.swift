@@ -17,11 +17,13 @@ public struct SearchHit: Sendable, Encodable, Equatable {
     public var matches: Int
     /// For annotation hits: what matched ("memo", "highlight", "note").
     public var kind: String?
+    /// The page's printed number ("xii", "A-3"), when the PDF labels its pages.
+    @Null public var pageLabel: String?
 
     public static let markOpen = "\u{1}"
     public static let markClose = "\u{2}"
 
-    enum CodingKeys: String, CodingKey { case book, title, page, snippet, matches, kind }
+    enum CodingKeys: String, CodingKey { case book, title, page, pageLabel, snippet, matches, kind }
 
     init(book: Int64, title: String, page: Int?, marked: String, matches: Int, kind: String? = nil) {
         self.book = book

@@ -11,9 +11,17 @@ extension Margin {
             discussion: """
                 Each input is downloaded (http, https) or copied (a path or file:// URL) into the \
                 cache while its SHA-256 is computed, checked to be a PDF that poppler opens, and \
-                saved as a book. Title and author come from the PDF unless given; the title falls \
-                back to the file name. The same bytes from another URL are the same book: it is \
-                reported as a duplicate and the URL is recorded as another source.
+                saved as a book. Title and author come from the PDF unless given: its metadata \
+                when usable, else the title and authors its first page shows (the largest type \
+                near the top); the title falls back to the file name. The DOI, arXiv id and year \
+                are read from the metadata, the first pages and the address (arxiv.org/abs/…, \
+                doi.org/…). The same bytes from another URL are the same book: it is reported as \
+                a duplicate and the URL is recorded as another source.
+
+                --lookup asks Crossref (by DOI) or arXiv (by id) what the work is before saving \
+                it; a lookup that fails adds nothing (one error line), a PDF with neither id is \
+                added as it describes itself. MARGIN_CROSSREF_URL and MARGIN_ARXIV_URL point \
+                elsewhere; MARGIN_CONTACT adds an e-mail address to the requests.
 
                 Inputs are handled independently: one failure doesn't stop the others, and the \
                 exit status is non-zero if any failed.
@@ -42,6 +50,8 @@ extension Margin {
         @Option(help: ArgumentHelp("How many inputs to fetch at once.", valueName: "N"))
         var jobs = 4
 
+        @Flag(help: "Look the work up online (Crossref by DOI, arXiv by id) before saving it.")
+        var lookup = false
         @OptionGroup var secret: PasswordOptions
 
         @OptionGroup var limits: DownloadOptions
@@ -55,9 +65,10 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let options = AddOptions(
+            var options = AddOptions(
                 title: title, author: author, folder: folder, tags: tags, password: try secret.read(),
                 maxSize: limits.maxSize.bytes, timeout: limits.timeout)
+            options.lookup = lookup
             installInterruptHandler(global)
             let outcomes = await library.add(
                 inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global)

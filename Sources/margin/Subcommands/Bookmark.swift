@@ -25,7 +25,7 @@ extension Margin {
                 let library = try global.openLibrary()
                 let bookmark = try await library.addBookmark(
                     library.resolve(book), page: page, label: label, shared: sharing?.isShared ?? false)
-                if global.json { return try Console.json(BookmarkView(bookmark)) }
+                if global.json { return try Console.json(try await library.view(bookmark)) }
                 Console.out("bookmark \(bookmark.id ?? 0) on page \(bookmark.page)")
             }
         }
@@ -38,8 +38,10 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let (bookmarks, titles) = try await annotationListing(global, book) { try await $0.bookmarks(of: $1) }
-                if global.json { return try Console.json(bookmarks.map { BookmarkView($0, title: titles[$0.bookId]) }) }
+                let (bookmarks, titles, library) = try await annotationListing(global, book) {
+                    try await $0.bookmarks(of: $1)
+                }
+                if global.json { return try Console.json(try await library.views(bookmarks, titles: titles)) }
                 if bookmarks.isEmpty { return global.note("no bookmarks") }
                 annotationTable(
                     ["ID", "BOOK", "PAGE", "LABEL"], bookmarks
@@ -68,9 +70,10 @@ extension Margin {
             }
 
             func run() async throws {
-                let bookmark = try await global.openLibrary().editBookmark(
+                let library = try global.openLibrary()
+                let bookmark = try await library.editBookmark(
                     id: id, label: label, keepLabel: label == nil, shared: sharing?.isShared)
-                if global.json { return try Console.json(BookmarkView(bookmark)) }
+                if global.json { return try Console.json(try await library.view(bookmark)) }
                 Console.out("updated bookmark \(id)")
             }
         }
@@ -82,8 +85,9 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let bookmark = try await global.openLibrary().removeBookmark(id: id)
-                if global.json { return try Console.json(BookmarkView(bookmark)) }
+                let library = try global.openLibrary()
+                let bookmark = try await library.removeBookmark(id: id)
+                if global.json { return try Console.json(try await library.view(bookmark)) }
                 Console.out("removed bookmark \(id) (page \(bookmark.page))")
             }
         }
@@ -93,10 +97,10 @@ extension Margin {
 /// What a list command shows (of one book, or of all when `book` is nil), with book titles by id.
 func annotationListing<T>(
     _ global: GlobalOptions, _ book: String?, _ fetch: (Library, Book?) async throws -> [T]
-) async throws -> (items: [T], titles: [Int64: String]) {
+) async throws -> (items: [T], titles: [Int64: String], library: Library) {
     let library = try global.openLibrary()
     let selected = try await book.asyncMap { try await library.resolve($0) }
-    return (try await fetch(library, selected), try await bookTitles(library))
+    return (try await fetch(library, selected), try await bookTitles(library), library)
 }
 
 /// Book titles by id, for listings across the library.

@@ -9,7 +9,8 @@ extension Margin {
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "export",
-            abstract: "Export annotations as Markdown, JSON (the backup format), CSV or an annotated PDF.",
+            abstract:
+                "Export annotations as Markdown, JSON (the backup format), CSV or an annotated PDF; or the books as BibTeX.",
             discussion: """
                 Without -o, markdown, json and csv go to stdout (with --json, wrapped in one JSON \
                 document: {"format", "books", "text"}); a PDF is written to <title-slug>-annotated.pdf. \
@@ -24,15 +25,21 @@ extension Margin {
                 each page memo as a /Text note, which Okular, Evince, Acrobat and pdf.js show. The \
                 cached PDF is never modified.
 
+                Each annotation carries its page's printed number (page label) and chapter (the \
+                deepest outline entry holding its page); Markdown groups a book's pages under \
+                their chapters. bibtex writes the books themselves as references (as margin cite \
+                --format bibtex does).
+
                 Examples:
                   margin export --all --format json -o backup.json
                   margin export 3 --format markdown > notes.md
                   margin export 3 --format pdf -o annotated.pdf
+                  margin export --all --format bibtex -o library.bib
                 """)
 
         @Argument(help: "The books.") var books: [String] = []
         @Flag(help: "Every book in the library.") var all = false
-        @Option(help: "markdown, json, csv or pdf.") var format: ExportFormat
+        @Option(help: "markdown, json, csv, pdf or bibtex.") var format: ExportFormat
         @Option(
             name: [.customShort("o"), .long],
             help: ArgumentHelp("The output file (or folder for several books).", valueName: "PATH"))

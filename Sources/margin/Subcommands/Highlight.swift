@@ -55,7 +55,7 @@ extension Margin {
                 request.note = note
                 request.shared = sharing?.isShared ?? false
                 let highlights = try await library.addHighlights(library.resolve(book), request)
-                if global.json { return try Console.json(highlights.map { HighlightView($0) }) }
+                if global.json { return try Console.json(try await library.views(highlights)) }
                 for highlight in highlights {
                     Console.out("highlight \(highlight.id ?? 0) on page \(highlight.page): \"\(highlight.text)\"")
                 }
@@ -70,9 +70,11 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let (highlights, titles) = try await annotationListing(global, book) { try await $0.highlights(of: $1) }
+                let (highlights, titles, library) = try await annotationListing(global, book) {
+                    try await $0.highlights(of: $1)
+                }
                 if global.json {
-                    return try Console.json(highlights.map { HighlightView($0, title: titles[$0.bookId]) })
+                    return try Console.json(try await library.views(highlights, titles: titles))
                 }
                 if highlights.isEmpty { return global.note("no highlights") }
                 annotationTable(
@@ -105,9 +107,10 @@ extension Margin {
             }
 
             func run() async throws {
-                let highlight = try await global.openLibrary().editHighlight(
+                let library = try global.openLibrary()
+                let highlight = try await library.editHighlight(
                     id: id, note: note, color: color, shared: sharing?.isShared)
-                if global.json { return try Console.json(HighlightView(highlight)) }
+                if global.json { return try Console.json(try await library.view(highlight)) }
                 Console.out("updated highlight \(id)")
             }
         }
@@ -119,8 +122,9 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let highlight = try await global.openLibrary().removeHighlight(id: id)
-                if global.json { return try Console.json(HighlightView(highlight)) }
+                let library = try global.openLibrary()
+                let highlight = try await library.removeHighlight(id: id)
+                if global.json { return try Console.json(try await library.view(highlight)) }
                 Console.out("removed highlight \(id)")
             }
         }
@@ -139,7 +143,10 @@ extension Margin {
             let selected = try await library.resolve(book)
             let items = try await library.annotations(of: selected)
             try await library.touch(selected)
-            if global.json { return try Console.json(items) }
+            if global.json {
+                let guide = try await library.guide(of: selected.id ?? 0)
+                return try Console.json(items.map { $0.view(in: guide) })
+            }
             if items.isEmpty { return global.note("'\(selected.title)' has no annotations yet") }
             for item in items {
                 switch item {

@@ -33,7 +33,7 @@ extension Margin {
                 let body = text == "-" ? readStandardInput() : text
                 let memo = try await library.addMemo(
                     library.resolve(book), page: page, text: body, shared: sharing?.isShared ?? false)
-                if global.json { return try Console.json(MemoView(memo)) }
+                if global.json { return try Console.json(try await library.view(memo)) }
                 Console.out("memo \(memo.id ?? 0)" + (memo.page.map { " on page \($0)" } ?? " on the book"))
             }
         }
@@ -46,8 +46,8 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let (memos, titles) = try await annotationListing(global, book) { try await $0.memos(of: $1) }
-                if global.json { return try Console.json(memos.map { MemoView($0, title: titles[$0.bookId]) }) }
+                let (memos, titles, library) = try await annotationListing(global, book) { try await $0.memos(of: $1) }
+                if global.json { return try Console.json(try await library.views(memos, titles: titles)) }
                 if memos.isEmpty { return global.note("no memos") }
                 annotationTable(
                     ["ID", "BOOK", "PAGE", "MEMO"], memos
@@ -76,9 +76,10 @@ extension Margin {
             }
 
             func run() async throws {
-                let memo = try await global.openLibrary().editMemo(
+                let library = try global.openLibrary()
+                let memo = try await library.editMemo(
                     id: id, text: text == "-" ? readStandardInput() : text, shared: sharing?.isShared)
-                if global.json { return try Console.json(MemoView(memo)) }
+                if global.json { return try Console.json(try await library.view(memo)) }
                 Console.out("updated memo \(id)")
             }
         }
@@ -90,8 +91,9 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let memo = try await global.openLibrary().removeMemo(id: id)
-                if global.json { return try Console.json(MemoView(memo)) }
+                let library = try global.openLibrary()
+                let memo = try await library.removeMemo(id: id)
+                if global.json { return try Console.json(try await library.view(memo)) }
                 Console.out("removed memo \(id)")
             }
         }

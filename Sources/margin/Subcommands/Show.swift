@@ -46,6 +46,15 @@ extension Margin {
                 lines.append((index == 0 ? "sources" : "", source))
             }
             if let memo = book.memo { lines.append(("memo", memo)) }
+            lines += metadataLines(book)
+            if let guide = try await library.guide(of: book.id ?? 0) {
+                if !guide.outline.isEmpty {
+                    lines.append(("outline", "\(guide.outline.count) entries (margin toc \(book.id ?? 0))"))
+                }
+                if let labels = guide.labels, let first = labels.first, let last = labels.last {
+                    lines.append(("printed", "pages numbered \(first) … \(last) (page labels)"))
+                }
+            }
             for (key, value) in lines {
                 Console.out(padded(key, 10) + value)
             }
@@ -139,4 +148,16 @@ extension Margin {
             if failures > 0 { throw ExitCode(1) }
         }
     }
+}
+
+/// What a book is, as `show` and `meta` print it: the fields that have a value.
+func metadataLines(_ book: Book) -> [(String, String)] {
+    var lines = [(String, String)]()
+    if let year = book.year { lines.append(("year", String(year))) }
+    if let venue = book.venue { lines.append(("venue", venue)) }
+    if let publisher = book.publisher { lines.append(("publisher", publisher)) }
+    if let doi = book.doi { lines.append(("doi", doi)) }
+    if let arxiv = book.arxiv { lines.append(("arxiv", arxiv)) }
+    if let key = book.citationKey { lines.append(("cite as", key)) }
+    return lines
 }

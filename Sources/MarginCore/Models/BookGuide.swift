@@ -1,0 +1,104 @@
+import Foundation
+
+/// An entry of a book's outline (its table of contents).
+public struct OutlineItem: Codable, Sendable, Equatable {
+    public var title: String
+    /// 1-based; nil when the entry leads nowhere in the book.
+    public var page: Int?
+    /// 1 is the top level.
+    public var level: Int
+
+    public init(title: String, page: Int?, level: Int) {
+        self.title = title
+        self.page = page
+        self.level = level
+    }
+}
+
+/// How to find one's way in a book: its outline and the numbers its pages are printed with.
+/// Read from the PDF when its text is; one row a book.
+public struct BookGuide: Model, Equatable {
+    public static let entity = "guide"
+    public static let naturalKey = ["bookId"]
+
+    public var id: Int64?
+    /// A guide has no identity beyond its book; the UUID is not stored.
+    public var uuid: UUID {
+        get { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+        set {}
+    }
+    public var bookId: Int64
+    /// The printed page number of each page (`labels[0]` is page 1's), when the PDF labels its
+    /// pages other than 1, 2, 3…; nil otherwise.
+    public var labels: [String]?
+    /// In reading order.
+    public var outline: [OutlineItem]
+
+    enum CodingKeys: String, CodingKey { case id, bookId, labels, outline }
+
+    public init(bookId: Int64, labels: [String]?, outline: [OutlineItem]) {
+        self.bookId = bookId
+        self.outline = outline
+        // Labels that only repeat the page numbers say nothing.
+        if let labels, labels.enumerated().allSatisfy({ $0.element == String($0.offset + 1) }) {
+            self.labels = nil
+        } else {
+            self.labels = labels
+        }
+    }
+
+    /// The printed number of page `page`, when the PDF labels its pages; nil otherwise.
+    public func label(of page: Int?) -> String? {
+        guard let page, let labels, page >= 1, page <= labels.count else { return nil }
+        let label = labels[page - 1]
+        return label.isEmpty ? nil : label
+    }
+
+    /// The deepest outline entry whose pages hold `page`: each level's last entry starting on or
+    /// before it, read in order until a top-level entry starts after it. Nil before the first
+    /// entry, for a book without an outline, or for no page.
+    public func chapter(of page: Int?) -> String? {
+        guard let page else { return nil }
+        var open = [OutlineItem]()
+        for entry in outline {
+            guard let start = entry.page else { continue }
+            if start > page {
+                if entry.level <= 1 { break }
+                continue
+            }
+            open = Array(open.prefix { $0.level < entry.level })
+            open.append(entry)
+        }
+        return open.last?.title
+    }
+
+    public enum Fields {
+        public static let bookId = Field<BookGuide, Int64>("bookId")
+    }
+}
+
+/// What a PDF says it is, from its metadata (the document information, XMP) and its first pages:
+/// each field nil when nothing says.
+public struct FoundMetadata: Codable, Sendable, Equatable {
+    public var title: String?
+    public var author: String?
+    public var doi: String?
+    public var arxiv: String?
+    public var year: Int?
+    public var venue: String?
+    /// Where the title came from: "metadata", "xmp" or "page".
+    public var titleSource: String?
+
+    public init(
+        title: String? = nil, author: String? = nil, doi: String? = nil, arxiv: String? = nil, year: Int? = nil,
+        venue: String? = nil, titleSource: String? = nil
+    ) {
+        self.title = title
+        self.author = author
+        self.doi = doi
+        self.arxiv = arxiv
+        self.year = year
+        self.venue = venue
+        self.titleSource = titleSource
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import MarginCore
+
+/// What a metadata service says a work is.
+public struct LookedUp: Sendable, Equatable, Encodable {
+    /// "crossref" or "arxiv".
+    public var service: String
+    public var title: String?
+    public var authors: [PersonName] = []
+    public var year: Int?
+    public var venue: String?
+    public var publisher: String?
+    public var doi: String?
+    public var arxiv: String?
+
+    /// The authors as the book's author field holds them.
+    public var author: String? {
+        authors.isEmpty ? nil : authors.map(\.displayName).joined(separator: ", ")
+    }
+}
+
+/// Crossref (by DOI) and arXiv (by id), over the library's downloader: only when asked.
+enum MetadataLookup {
+    static func crossref(doi: String, configuration: Configuration, downloader: any Downloader) async throws
+        -> LookedUp
+    {
+        let path = doi.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? doi
+        let url = configuration.crossrefURL.trimmedSlash + "/works/" + path
+        let answer = try await downloader.fetch(
+            url, accept: "application/json", timeout: configuration.lookupTimeout, maxSize: 4 << 20)
+        if answer.status == 404 {
+            throw MarginError.lookupFailed(service: "Crossref", reason: "it has no record of DOI \(doi) (404)")
+        }
+        try expectJSON(answer, service: "Crossref", url: url)
+        guard let root = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
+            let message = root["message"] as? [String: Any]
+        else {
+            throw MarginError.lookupFailed(
+                service: "Crossref", reason: "its answer for \(doi) is not the JSON it sends")
+        }
+        var found = LookedUp(service: "crossref")
+        found.title = (message["title"] as? [String])?.first.map(clean).flatMap(nonEmpty)
+        if let subtitle = (message["subtitle"] as? [String])?.first.map(clean).flatMap(nonEmpty),
+            let title = found.title
+        {
+            found.title = title + ": " + subtitle
+        }
+        found.authors = ((message["author"] as? [[String: Any]]) ?? []).compactMap { person in
+            if let family = (person["family"] as? String).map(clean).flatMap(nonEmpty) {
+                return PersonName(given: (person["given"] as? String).map(clean).flatMap(nonEmpty), family: family)
+            }
+            return (person["name"] as? String).map(clean).flatMap(nonEmpty).map { PersonName(given: nil, family: $0) }
+        }
+        for key in ["issued", "published-print", "published-online", "created"] {
+            if let parts = (message[key] as? [String: Any])?["date-parts"] as? [[Any]],
+                let year = parts.first?.first as? Int
+            {
+                found.year = year
+                break
+            }
+        }
+        found.venue = (message["container-title"] as? [String])?.first.map(clean).flatMap(nonEmpty)
+        found.publisher = (message["publisher"] as? String).map(clean).flatMap(nonEmpty)
+        found.doi = (message["DOI"] as? String).flatMap(Identifiers.parseDOI) ?? doi
+        guard found.title != nil else {
+            throw MarginError.lookupFailed(service: "Crossref", reason: "its record of \(doi) has no title")
+        }
+        return found
+    }
+
+    static func arxiv(id: String, configuration: Configuration, downloader: any Downloader) async throws -> LookedUp {
+        let query = id.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? id
+        let url = configuration.arxivURL.trimmedSlash + "/query?id_list=" + query
+        let answer = try await downloader.fetch(
+            url, accept: "application/atom+xml", timeout: configuration.lookupTimeout, maxSize: 4 << 20)
+        guard answer.status == 200 else {
+            throw MarginError.lookupFailed(service: "arXiv", reason: "the server answered \(answer.status) for \(url)")
+        }
+        let text = String(decoding: answer.body, as: UTF8.self)
+        guard text.contains("<feed") else {
+            throw MarginError.lookupFailed(
+                service: "arXiv",
+                reason: looksLikeHTML(answer)
+                    ? "it answered with a web page, not its Atom feed" : "its answer is not an Atom feed")
+        }
+        guard let entry = Atom.element("entry", in: text), let title = Atom.text("title", in: entry),
+            title != "Error", let entryID = Atom.text("id", in: entry)
+        else {
+            throw MarginError.lookupFailed(service: "arXiv", reason: "it has no paper \(id)")
+        }
+        var found = LookedUp(service: "arxiv")
+        found.title = clean(title)
+        found.authors = Atom.all("author", in: entry).compactMap { Atom.text("name", in: $0) }.compactMap {
+            AuthorList.name(clean($0))
+        }
+        found.year = Atom.text("published", in: entry).flatMap { Int($0.prefix(4)) }
+        found.doi = Atom.text("arxiv:doi", in: entry).flatMap(Identifiers.parseDOI)
+        found.venue = Atom.text("arxiv:journal_ref", in: entry).map(clean)
+        found.arxiv = Identifiers.arxiv(inURL: entryID) ?? id
+        return found
+    }
+
+    private static func expectJSON(_ answer: WebAnswer, service: String, url: String) throws {
+        guard answer.status == 200 else {
+            throw MarginError.lookupFailed(service: service, reason: "the server answered \(answer.status) for \(url)")
+        }
+        if looksLikeHTML(answer) {
+            throw MarginError.lookupFailed(service: service, reason: "it answered with a web page, not JSON")
+        }
+    }
+
+    private static func looksLikeHTML(_ answer: WebAnswer) -> Bool {
+        if answer.contentType?.lowercased().contains("html") == true { return true }
+        let head = String(decoding: answer.body.prefix(512), as: UTF8.self).lowercased()
+        return head.contains("<html") || head.contains("<!doctype html")
+    }
+
+    /// White space collapsed, markup a service leaves in titles (`<i>`, JATS tags) dropped.
+    static func clean(_ text: String) -> String {
+        let untagged = text.replacingOccurrences(of: "<[^>]{1,40}>", with: "", options: .regularExpression)
+        return XMP.decodeEntities(untagged)
+    }
+}
+
+/// The few parts of an Atom feed (arXiv's answers) a lookup reads.
+enum Atom {
+    /// The first element named `name` (with its tags), or nil.
+    static func element(_ name: String, in xml: String) -> String? {
+        all(name, in: xml).first
+    }
+
+    /// Every element named `name` at any depth, in order, with their tags.
+    static func all(_ name: String, in xml: String) -> [String] {
+        var found = [String]()
+        var rest = Substring(xml)
+        while let open = rest.range(of: "<" + name), let end = rest[open.upperBound...].firstIndex(of: ">") {
+            let next = rest[open.upperBound]
+            guard next == ">" || next == " " || next == "/" || next == "\n" else {
+                rest = rest[open.upperBound...]
+                continue
+            }
+            if rest[rest.index(before: end)] == "/" {
+                rest = rest[rest.index(after: end)...]
+                continue
+            }
+            guard let close = rest[end...].range(of: "</" + name + ">") else { break }
+            found.append(String(rest[open.lowerBound..<close.upperBound]))
+            rest = rest[close.upperBound...]
+        }
+        return found
+    }
+
+    /// The text of the first element named `name`, entities decoded, white space collapsed.
+    static func text(_ name: String, in xml: String) -> String? {
+        guard let element = element(name, in: xml), let start = element.firstIndex(of: ">"),
+            let close = element.range(of: "</" + name + ">", options: .backwards)
+        else { return nil }
+        let value = XMP.decodeEntities(String(element[element.index(after: start)..<close.lowerBound]))
+        return value.isEmpty ? nil : value
+    }
+}
+
+extension String {
+    fileprivate var trimmedSlash: String { hasSuffix("/") ? String(dropLast()) : self }
+}

@@ -1,0 +1,101 @@
+internal import CPoppler
+import Foundation
+
+extension Document {
+    /// The document's /Subject, trimmed; nil when absent or blank.
+    public var subject: String? { nonBlank(takeString(poppler_document_get_subject(document))) }
+
+    /// The document's /Keywords, trimmed; nil when absent or blank.
+    public var keywords: String? { nonBlank(takeString(poppler_document_get_keywords(document))) }
+
+    /// The XMP metadata packet (XML) of the catalog's /Metadata stream, when the PDF has one.
+    public var xmp: String? { nonBlank(takeString(poppler_document_get_metadata(document))) }
+
+    /// The /CreationDate, when the PDF gives one.
+    public var creationDate: Date? {
+        let seconds = poppler_document_get_creation_date(document)
+        return seconds <= 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+}
+
+/// One line of a page's text as poppler lays it out, with the size of its largest font.
+public struct TextLine: Sendable, Equatable, Codable {
+    public var text: String
+    /// Points: the largest font size of the line's characters.
+    public var fontSize: Double
+    /// The line's box, PDF points, top-left origin (y grows down the page).
+    public var top: Double
+    public var bottom: Double
+    public var left: Double
+
+    public init(text: String, fontSize: Double, top: Double, bottom: Double, left: Double) {
+        self.text = text
+        self.fontSize = fontSize
+        self.top = top
+        self.bottom = bottom
+        self.left = left
+    }
+}
+
+extension Page {
+    /// The page's text as lines (poppler's reading order), each with its font size and place:
+    /// what a title is told apart by. Blank lines are left out.
+    public func textLines() -> [TextLine] {
+        let scalars = Array(text.unicodeScalars)
+        guard !scalars.isEmpty else { return [] }
+        var layout: UnsafeMutablePointer<PopplerRectangle>?
+        var count: guint = 0
+        guard poppler_page_get_text_layout(page, &layout, &count) != 0, let layout else { return [] }
+        defer { g_free(layout) }
+        // The font size of each character, from poppler's attribute runs.
+        var sizes = [Double](repeating: 0, count: scalars.count)
+        if let runs = poppler_page_get_text_attributes(page) {
+            defer { poppler_page_free_text_attributes(runs) }
+            var node: UnsafeMutablePointer<GList>? = runs
+            while let current = node {
+                if let data = current.pointee.data {
+                    let run = data.assumingMemoryBound(to: PopplerTextAttributes.self).pointee
+                    let start = max(0, Int(run.start_index))
+                    let end = min(scalars.count - 1, Int(run.end_index))
+                    if start <= end {
+                        for index in start...end { sizes[index] = run.font_size }
+                    }
+                }
+                node = current.pointee.next
+            }
+        }
+        var lines = [TextLine]()
+        var current = String.UnicodeScalarView()
+        var size = 0.0
+        var top = Double.infinity
+        var bottom = -Double.infinity
+        var left = Double.infinity
+        func finish() {
+            let line = String(current).trimmingCharacters(in: .whitespaces)
+            if !line.isEmpty {
+                lines.append(TextLine(text: line, fontSize: size, top: top, bottom: bottom, left: left))
+            }
+            current = String.UnicodeScalarView()
+            size = 0
+            top = .infinity
+            bottom = -.infinity
+            left = .infinity
+        }
+        for index in scalars.indices {
+            let scalar = scalars[index]
+            if scalar == "\n" {
+                finish()
+                continue
+            }
+            current.append(scalar)
+            guard index < Int(count), !scalar.properties.isWhitespace else { continue }
+            let box = layout[index]
+            size = max(size, sizes[index])
+            top = min(top, box.y1)
+            bottom = max(bottom, box.y2)
+            left = min(left, box.x1)
+        }
+        finish()
+        return lines
+    }
+}

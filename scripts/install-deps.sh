@@ -9,7 +9,7 @@
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl chromium chromium-driver firefox-esr postgresql mupdf-tools)
+    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc)
 fi
 if [ "${1:-}" = "--bench" ]; then
     packages+=(recoll)
@@ -28,8 +28,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # From PyPI: Selenium drives chromium (the driver's path is given, so it downloads nothing);
 # marionette-driver drives firefox-esr through its own Marionette protocol (no geckodriver).
+# bibtexparser, pybtex and rispy read the citations margin writes (independent readers).
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
-    for module in selenium:selenium marionette_driver:marionette-driver; do
+    for module in selenium:selenium marionette_driver:marionette-driver "bibtexparser:bibtexparser<2" pybtex:pybtex \
+        rispy:rispy; do
         python3 -c "import ${module%%:*}" 2>/dev/null && continue
         echo "installing: ${module##*:} (PyPI)" >&2
         python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${module##*:}" 2>/dev/null \

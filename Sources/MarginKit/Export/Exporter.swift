@@ -106,7 +106,7 @@ func markdown(_ book: Backup.BookEntry) -> String {
     if let source = book.sources.first { facts.append("**Source:** <\(source)>") }
     if !book.tags.isEmpty { facts.append("**Tags:** " + book.tags.map(markdownTag).joined(separator: " ")) }
     if let year = book.year { facts.append("**Year:** \(year)") }
-    if let doi = book.doi { facts.append("**DOI:** [\(escapeMarkdownLine(doi))](https://doi.org/\(doi))") }
+    if let doi = book.doi { facts.append("**DOI:** [\(markdownInline(doi))](https://doi.org/\(doi))") }
     if let arxiv = book.arxiv { facts.append("**arXiv:** [\(arxiv)](https://arxiv.org/abs/\(arxiv))") }
     if let key = book.citationKey { facts.append("**Cite as:** `\(key)`") }
     lines += facts.map { "- " + $0 }
@@ -135,12 +135,12 @@ func markdown(_ book: Backup.BookEntry) -> String {
     var chapter: String?
     for page in pages {
         if grouped, let current = chapters[page], current != chapter {
-            lines += ["## \(escapeMarkdownLine(current))", ""]
+            lines += ["## \(markdownInline(current))", ""]
             chapter = current
         }
         let printed = labels[page].flatMap { $0 == String(page) ? nil : $0 }
         lines += [
-            (grouped ? "### " : "## ") + "Page \(page)" + (printed.map { " (p. \(escapeMarkdownLine($0)))" } ?? ""), "",
+            (grouped ? "### " : "## ") + "Page \(page)" + (printed.map { " (p. \(markdownInline($0)))" } ?? ""), "",
         ]
         for bookmark in book.bookmarks where bookmark.page == page {
             lines.append("- 🔖 Bookmark" + (bookmark.label.map { ": " + escapeMarkdownLine($0) } ?? ""))
@@ -186,6 +186,12 @@ func quoteLines(_ text: String, prefix: String) -> [String] {
     text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
         .split(separator: "\n", omittingEmptySubsequences: false)
         .map { prefix + escapeMarkdownLine(String($0)) }
+}
+
+/// Text inside a line (after "## ", "p. "): control characters dropped, tabs made spaces.
+func markdownInline(_ text: String) -> String {
+    String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f || $0 == "\t" }))
+        .replacingOccurrences(of: "\t", with: " ")
 }
 
 /// One line of user text that cannot break the document's structure.

@@ -148,8 +148,9 @@ extension Library {
         offer("arxiv", edit.arxiv, source: "you")
         var lookedUp: LookedUp?
         if sources.lookup {
+            // The identifier just typed is the one to look up; else the DOI, then the arXiv id.
             let found: LookedUp
-            if let doi = proposed.doi {
+            if edit.arxiv == nil || edit.doi != nil, let doi = proposed.doi {
                 found = try await MetadataLookup.crossref(
                     doi: doi, configuration: configuration, downloader: downloader)
             } else if let arxiv = proposed.arxiv {

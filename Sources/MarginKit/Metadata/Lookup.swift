@@ -24,10 +24,11 @@ enum MetadataLookup {
     static func crossref(doi: String, configuration: Configuration, downloader: any Downloader) async throws
         -> LookedUp
     {
-        let path = doi.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? doi
+        // Crossref takes the DOI as it is written, its slash included.
+        let path = doi.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? doi
         let url = configuration.crossrefURL.trimmedSlash + "/works/" + path
-        let answer = try await downloader.fetch(
-            url, accept: "application/json", timeout: configuration.lookupTimeout, maxSize: 4 << 20)
+        let answer = try await fetch(
+            "Crossref", url, accept: "application/json", configuration: configuration, downloader: downloader)
         if answer.status == 404 {
             throw MarginError.lookupFailed(service: "Crossref", reason: "it has no record of DOI \(doi) (404)")
         }
@@ -71,8 +72,8 @@ enum MetadataLookup {
     static func arxiv(id: String, configuration: Configuration, downloader: any Downloader) async throws -> LookedUp {
         let query = id.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? id
         let url = configuration.arxivURL.trimmedSlash + "/query?id_list=" + query
-        let answer = try await downloader.fetch(
-            url, accept: "application/atom+xml", timeout: configuration.lookupTimeout, maxSize: 4 << 20)
+        let answer = try await fetch(
+            "arXiv", url, accept: "application/atom+xml", configuration: configuration, downloader: downloader)
         guard answer.status == 200 else {
             throw MarginError.lookupFailed(service: "arXiv", reason: "the server answered \(answer.status) for \(url)")
         }
@@ -98,6 +99,28 @@ enum MetadataLookup {
         found.venue = Atom.text("arxiv:journal_ref", in: entry).map(clean)
         found.arxiv = Identifiers.arxiv(inURL: entryID) ?? id
         return found
+    }
+
+    /// The service's answer, its failures to answer said as the lookup's.
+    private static func fetch(
+        _ service: String, _ url: String, accept: String, configuration: Configuration, downloader: any Downloader
+    ) async throws -> WebAnswer {
+        do {
+            return try await downloader.fetch(
+                url, accept: accept, timeout: configuration.lookupTimeout, maxSize: 4 << 20)
+        } catch MarginError.timedOut(_, let seconds) {
+            throw MarginError.lookupFailed(
+                service: service,
+                reason: "no answer from \(url) within \(formatSeconds(seconds)) (MARGIN_LOOKUP_TIMEOUT allows longer)")
+        } catch MarginError.unreachable(_, let reason) {
+            throw MarginError.lookupFailed(service: service, reason: "could not reach \(url): \(reason)")
+        } catch MarginError.tooLarge {
+            throw MarginError.lookupFailed(service: service, reason: "its answer is larger than any record (4 MiB)")
+        }
+    }
+
+    private static func formatSeconds(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
     private static func expectJSON(_ answer: WebAnswer, service: String, url: String) throws {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import MarginCore
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -51,17 +52,26 @@ public struct HTTPDownloader: Downloader {
         let client = SharedHTTPClient.client(idleTimeout: configuration.idleTimeout)
         let deadline = Date().addingTimeInterval(timeout)
         do {
-            let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
-            var body = Data()
-            for try await chunk in response.body {
-                body.append(contentsOf: chunk.readableBytesView)
-                guard body.count <= maxSize else {
-                    throw MarginError.tooLarge(url: url, limit: Int64(maxSize), size: nil)
+            // The whole answer, body included, within the time: a server that drips it is cut off
+            // (the transfer is cancelled, not waited for).
+            let request = request
+            let transfer = Task {
+                let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+                var body = Data()
+                for try await chunk in response.body {
+                    body.append(contentsOf: chunk.readableBytesView)
+                    guard body.count <= maxSize else {
+                        throw MarginError.tooLarge(url: url, limit: Int64(maxSize), size: nil)
+                    }
                 }
+                return WebAnswer(
+                    status: Int(response.status.code), contentType: response.headers.first(name: "content-type"),
+                    body: body)
             }
-            return WebAnswer(
-                status: Int(response.status.code), contentType: response.headers.first(name: "content-type"), body: body
-            )
+            return try await firstOf(transfer, orAfter: timeout) {
+                transfer.cancel()
+                return MarginError.timedOut(url: url, seconds: timeout)
+            }
         } catch let error as MarginError {
             throw error
         } catch {
@@ -337,4 +347,28 @@ final class PartLock {
     }
 
     deinit { release() }
+}
+
+/// The task's result, or `late()`'s error when it takes longer than `seconds`; the task is
+/// not waited for after that.
+func firstOf<T: Sendable>(
+    _ task: Task<T, any Error>, orAfter seconds: Double, _ late: @escaping @Sendable () -> any Error
+) async throws -> T {
+    let once = NIOLockedValueBox(false)
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        @Sendable func finish(_ result: Result<T, any Error>) {
+            let first = once.withLockedValue { done in
+                defer { done = true }
+                return !done
+            }
+            if first { continuation.resume(with: result) }
+        }
+        Task {
+            do { finish(.success(try await task.value)) } catch { finish(.failure(error)) }
+        }
+        Task {
+            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            finish(.failure(late()))
+        }
+    }
 }

@@ -24,12 +24,83 @@ import Testing
         #expect(none.stdout.isEmpty && none.stderr.contains("has no outline"))
     }
 
-    @Test func tocOfABookWhosePDFIsGoneSaysHowToGetIt() throws {
+    /// The outline is stored with the text: `toc` needs no PDF. A library from before it was
+    /// stored (v7) reads the PDF, and says how to get it when it is gone.
+    @Test func tocReadsTheStoredOutlineAndOlderLibrariesThePDF() throws {
         let box = Sandbox()
         try box.ok("add", "-q", Fixtures.pdf("outlined.pdf"))
+        let stored = try box.ok("toc", "1", "--json").stdout
         let cached = try box.ok("path", "1").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try FileManager.default.removeItem(atPath: cached)
-        let failed = try box.fails("toc", "1")
+        #expect(try box.ok("toc", "1", "--json").stdout == stored)
+        let old = Sandbox()
+        try FileManager.default.createDirectory(atPath: old.home, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Fixtures.root + "/fixtures/db/v7.sqlite", toPath: old.home + "/library.sqlite")
+        let failed = try old.fails("toc", "sample paper")
         #expect(failed.stderr.contains("not in the cache") || failed.stderr.contains("margin fetch"), "\(failed)")
+        try old.ok("add", "-q", Fixtures.pdf("sample.pdf"))
+        let none = try old.ok("toc", "sample paper")
+        #expect(none.stderr.contains("has no outline"), "read from the PDF now in the cache: \(none)")
+    }
+}
+
+/// What `add` stores of the corpus's real PDFs, read back through the CLI and held against
+/// programs that aren't margin: outlines against MuPDF's, page labels against the /PageLabels
+/// tree as qpdf reads it.
+@Suite struct CorpusGuideTests {
+    @Test(
+        .enabled(
+            if: Fixtures.corpus != nil && ReferenceReaders.mutool != nil && ReferenceReaders.qpdf != nil,
+            "needs ../shared/corpus, mutool and qpdf"))
+    func storedOutlinesAndPageLabelsMatchMuPDFAndQpdf() throws {
+        // The corpus PDFs with an outline or page labels.
+        var chosen = [(file: String, outline: [(title: String, page: Int?, level: Int)], labels: [String]?)]()
+        for file in ReferenceReaders.corpusFiles() {
+            let pages = try runProcess("/usr/bin/qpdf", ["--show-npages", file]).stdout
+            guard let count = Int(pages.trimmingCharacters(in: .whitespacesAndNewlines)) else { continue }
+            let outline = try ReferenceReaders.mutoolOutline(file)
+            let labels = try ReferenceReaders.qpdfPageLabels(file, pageCount: count)
+            if !outline.isEmpty || labels != nil { chosen.append((file, outline, labels)) }
+        }
+        #expect(chosen.count >= 6, "the corpus has PDFs with outlines and labels")
+        let box = Sandbox()
+        var outlines = 0
+        var labelled = 0
+        for (index, entry) in chosen.enumerated() {
+            try box.ok("add", "-q", entry.file)
+            let id = String(index + 1)
+            let toc = try #require(try box.ok("toc", id, "--json").json() as? [[String: Any]])
+            #expect(toc.count == entry.outline.count, "\(entry.file)")
+            for (stored, reference) in zip(toc, entry.outline) {
+                #expect(stored.int("level") == reference.level, "\(entry.file): \(stored) vs \(reference)")
+                if let page = reference.page, let found = stored.int("page") {
+                    #expect(found == page, "\(entry.file): \(stored) vs \(reference)")
+                }
+                #expect(
+                    ReferenceReaders.words(stored.string("title") ?? "") == ReferenceReaders.words(reference.title),
+                    "\(entry.file)")
+                if let page = stored.int("page"), let labels = entry.labels {
+                    #expect(stored.string("pageLabel") == labels[page - 1], "\(entry.file): \(stored)")
+                }
+            }
+            if !toc.isEmpty { outlines += 1 }
+            // Every page's label, as search hits carry it: a bookmark on each of up to 40 pages.
+            guard let labels = entry.labels else { continue }
+            let pages = Array(Set(stride(from: 1, through: labels.count, by: max(1, labels.count / 40)))).sorted()
+            for page in pages { try box.ok("bookmark", "add", "-q", id, String(page)) }
+            let marks = try #require(try box.ok("bookmark", "list", id, "--json").json() as? [[String: Any]])
+            #expect(marks.count == pages.count)
+            for mark in marks {
+                let page = try #require(mark.int("page"))
+                // Labels that only repeat the page numbers are not stored, nor a page with an
+                // empty label (null both).
+                let plain = labels.enumerated().allSatisfy { $0.element == String($0.offset + 1) }
+                let expected = plain || labels[page - 1].isEmpty ? nil : labels[page - 1]
+                #expect(mark.string("pageLabel") == expected, "\(entry.file) page \(page)")
+            }
+            labelled += 1
+        }
+        #expect(outlines >= 5 && labelled >= 3, "outlines \(outlines), labelled \(labelled)")
     }
 }

@@ -51,7 +51,9 @@ import Testing
     }
 
     @Test func placeholderTitles() {
-        for title in ["2305.03393", "2305.03393v2", "arXiv:2305.03393", "draft3.docx", "10.1000/xyz", "paper.pdf"] {
+        for title in [
+            "2305.03393", "2305.03393v2", "arXiv:2305.03393", "draft3.docx", "10.1000/xyz", "paper.pdf", "10811.exe",
+        ] {
             #expect(Identifiers.isIdentifierTitle(title), "\(title)")
         }
         for title in ["Attention Is All You Need", "A/B Testing at Scale", "Deep Learning"] {
@@ -142,6 +144,9 @@ import Testing
         #expect(TitleGuess.title(in: body, pageHeight: 792) == nil)
         // A large line low on the page is not a title.
         #expect(TitleGuess.title(in: body + [line("Figure 3", 20, 700)], pageHeight: 792) == nil)
+        // Names and an affiliation on one line: the names.
+        let lab = [line("A Title Set Large", 18, 90), line("Andrew Baumann, Microsoft Research", 11, 120)] + body
+        #expect(TitleGuess.title(in: lab, pageHeight: 792)?.authors == "Andrew Baumann")
         #expect(TitleGuess.joinLines(["Hyphen-", "ated words", "join"]) == "Hyphenated words join")
     }
 

@@ -129,7 +129,8 @@ public enum Identifiers {
             return true
         }
         return value.range(
-            of: #"^[^ ]+\.(pdf|docx?|tex|dvi|ps|odt|rtf|pptx?)$"#, options: [.regularExpression, .caseInsensitive])
+            of: #"^[^ ]+\.(pdf|docx?|tex|dvi|ps|eps|odt|rtf|pptx?|xlsx?|exe|indd|qxd|txt|html?)$"#,
+            options: [.regularExpression, .caseInsensitive])
             != nil || value.contains("/") && !value.contains(" ")
     }
 }

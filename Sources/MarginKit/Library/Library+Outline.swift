@@ -25,8 +25,16 @@ public struct TocEntry: Sendable, Encodable, Equatable {
 }
 
 extension Library {
-    /// The book's outline (table of contents), read from its cached PDF, in reading order.
+    /// The book's outline (table of contents) in reading order: as stored when its text was read
+    /// (its guide), else read from its cached PDF.
     public func tableOfContents(_ book: Book) async throws -> [TocEntry] {
+        if let guide = try await guide(of: book.id ?? 0) {
+            return guide.outline.map { entry in
+                TocEntry(
+                    title: entry.title, page: entry.page, level: entry.level,
+                    pageLabel: entry.page.map { guide.label(of: $0) ?? String($0) })
+            }
+        }
         let path = try cachedFile(book)
         do {
             return try documents.withDocument(path: path, password: try password(of: book)) { document in

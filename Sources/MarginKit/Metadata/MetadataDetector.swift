@@ -79,7 +79,7 @@ enum TitleGuess {
     /// Lines after the authors: where the names end.
     private static let afterAuthors = try? NSRegularExpression(
         pattern:
-            #"(?i)(abstract|introduction|universit|institut|department|dept\.|school|college|laborator|centre|center|inc\.|corp|ltd|gmbh|@|\bemail\b|\bcorrespond|keywords)"#
+            #"(?i)(abstract|introduction|universit|institut|department|dept\.|school|college|laborator|\blabs?\b|research|centre|center|inc\.|corp|ltd|gmbh|@|\bemail\b|\bcorrespond|keywords)"#
     )
 
     static func title(in lines: [TextLine], pageHeight: Double) -> (title: String, authors: String?)? {
@@ -109,17 +109,19 @@ enum TitleGuess {
         var names = [PersonName]()
         while index < top.count, names.count < 40 {
             let line = top[index]
-            if line.fontSize >= largest - 0.5 || matches(afterAuthors, line.text) { break }
-            guard let people = authors(in: line.text) else { break }
+            if line.fontSize >= largest - 0.5 { break }
+            // "Ann Smith, Example Labs": the names before the affiliation, and no line after it.
+            guard let (people, affiliation) = authors(in: line.text), !people.isEmpty else { break }
             names += people
+            if affiliation { break }
             index += 1
         }
         return (title, names.isEmpty ? nil : names.map(\.displayName).joined(separator: ", "))
     }
 
-    /// The people a line of a title page names ("Ann Smith¹, Bo Jones* and Chen Wu"), or nil
-    /// when it isn't a line of names.
-    static func authors(in line: String) -> [PersonName]? {
+    /// The people a line of a title page names ("Ann Smith¹, Bo Jones* and Chen Wu"), and
+    /// whether an affiliation or the abstract follows them on it; nil when it isn't a line of names.
+    static func authors(in line: String) -> (people: [PersonName], affiliation: Bool)? {
         let marks = CharacterSet(charactersIn: "*†‡§¶#0123456789¹²³⁴⁵⁶⁷⁸⁹⁰,")
         let cleaned = line.replacingOccurrences(of: #"\s+(and|&)\s+"#, with: ",", options: .regularExpression)
         let parts = cleaned.split(separator: ",").map {
@@ -128,6 +130,7 @@ enum TitleGuess {
         guard !parts.isEmpty else { return nil }
         var people = [PersonName]()
         for part in parts {
+            if matches(afterAuthors, part) { return (people, true) }
             let words = part.split(separator: " ")
             guard (2...5).contains(words.count),
                 words.allSatisfy({ word in
@@ -139,7 +142,7 @@ enum TitleGuess {
             else { return nil }
             people.append(name)
         }
-        return people
+        return (people, false)
     }
 
     private static func isWordy(_ text: String) -> Bool {

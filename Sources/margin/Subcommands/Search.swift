@@ -114,7 +114,9 @@ extension Margin {
                     let snippet = terminalSafe(hit.marked, keep: markers)
                         .replacingAll(SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
                         .replacingAll(SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
-                    let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
+                    // The printed page number beside margin's when the PDF labels its pages.
+                    let printed = hit.pageLabel.map { " (\(terminalSafe($0)))" } ?? ""
+                    let place = hit.page.map { "p. \($0)" + printed } ?? (hit.kind ?? "book")
                     Console.outRaw(
                         "  \(place.count >= 8 ? place : padded(place, 8)) \(snippet)"
                     )

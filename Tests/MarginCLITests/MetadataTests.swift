@@ -67,6 +67,10 @@ import Testing
         #expect(title["applied"] as? Bool == false && title.string("reason")?.contains("typed by you") == true)
         #expect(try Self.book(box, "1").string("title") == "My Own Title")
         #expect(try Self.book(box, "1").string("doi") == "10.5555/margin.2023.0042")
+        // `edit --title` is typed too: a refresh keeps off it, even when it looks like junk.
+        try box.ok("edit", "1", "--title", "2305.03393")
+        try box.ok("meta", "1", "--refresh")
+        #expect(try Self.book(box, "1").string("title") == "2305.03393")
         // Editing the title doesn't change a key once made; --key sets one, unique.
         try box.ok("meta", "2", "--title", "Another Title")
         #expect(try Self.book(box, "2").string("citationKey") == "lovelacesample")

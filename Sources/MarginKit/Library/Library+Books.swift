@@ -106,8 +106,15 @@ extension Library {
             id: book.id ?? -1, addTags: normalizedTags(changes.addTags), removeTags: normalizedTags(changes.removeTags),
             now: now
         ) { current in
-            if let title = changes.title { current.title = title.trimmingCharacters(in: .whitespacesAndNewlines) }
-            if let author = changes.author { current.author = nonEmpty(author) }
+            // A title or author set by hand is the user's: what is found later keeps off it.
+            if let title = changes.title {
+                current.title = title.trimmingCharacters(in: .whitespacesAndNewlines)
+                if !current.userFields.contains("title") { current.userFields.append("title") }
+            }
+            if let author = changes.author {
+                current.author = nonEmpty(author)
+                if !current.userFields.contains("author") { current.userFields.append("author") }
+            }
             if let folder = changes.folder { current.folder = normalizedFolder(folder) }
             if let memo = changes.memo { current.memo = memo.isEmpty ? nil : memo }
         }

@@ -283,9 +283,11 @@ func boundedMatches(_ expression: NSRegularExpression, in text: String, deadline
 private func labelPages(_ hits: inout [SearchHit], _ store: any StoreReader) throws {
     let ids = Array(Set(hits.map(\.book)))
     guard !ids.isEmpty else { return }
+    // Only the guides that label pages are read (most books have none).
     var guides = [Int64: BookGuide]()
-    for guide in try store.fetch(Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(ids)))
-    where guide.labels != nil {
+    for guide in try store.fetch(
+        Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(ids) && !Predicate.isNull("labels")))
+    {
         guides[guide.bookId] = guide
     }
     guard !guides.isEmpty else { return }

@@ -196,9 +196,7 @@ func markdownInline(_ text: String) -> String {
 
 /// One line of user text that cannot break the document's structure.
 func escapeMarkdownLine(_ line: String) -> String {
-    var text = String(
-        String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f || $0 == "\t" }))
-    text = text.replacingOccurrences(of: "\t", with: " ")
+    var text = markdownInline(line)
     let trimmed = text.drop { $0 == " " }
     if let first = trimmed.first, "#>-+*`=|~".contains(first) || (first.isNumber && trimmed.contains(".")) {
         text = "\\" + text

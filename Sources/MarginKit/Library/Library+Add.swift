@@ -175,13 +175,7 @@ extension Library {
         if options.lookup, known == nil {
             var described = Book(sha256: "", title: "", author: nil, pages: 0, bytes: 0)
             describe(&described, found: extracted?.found, source: kind.sourceURL)
-            if let doi = described.doi {
-                lookedUp = try await MetadataLookup.crossref(
-                    doi: doi, configuration: configuration, downloader: downloader)
-            } else if let arxiv = described.arxiv {
-                lookedUp = try await MetadataLookup.arxiv(
-                    id: Identifiers.unversioned(arxiv), configuration: configuration, downloader: downloader)
-            }
+            lookedUp = try await lookUp(doi: described.doi, arxiv: described.arxiv)
         }
         let found = lookedUp
         return try await Interruption.critical {

@@ -27,7 +27,8 @@ public struct MetadataEdit: Sendable, Equatable {
         self.citationKey = citationKey
     }
 
-    var isEmpty: Bool { self == MetadataEdit() }
+    /// Nothing to set.
+    public var isEmpty: Bool { self == MetadataEdit() }
 }
 
 /// How `meta` finds metadata besides what the user types.
@@ -149,14 +150,8 @@ extension Library {
         var lookedUp: LookedUp?
         if sources.lookup {
             // The identifier just typed is the one to look up; else the DOI, then the arXiv id.
-            let found: LookedUp
-            if edit.arxiv == nil || edit.doi != nil, let doi = proposed.doi {
-                found = try await MetadataLookup.crossref(
-                    doi: doi, configuration: configuration, downloader: downloader)
-            } else if let arxiv = proposed.arxiv {
-                found = try await MetadataLookup.arxiv(
-                    id: Identifiers.unversioned(arxiv), configuration: configuration, downloader: downloader)
-            } else {
+            let preferArxiv = edit.arxiv != nil && edit.doi == nil
+            guard let found = try await lookUp(doi: preferArxiv ? nil : proposed.doi, arxiv: proposed.arxiv) else {
                 throw MarginError.invalidArgument(
                     "'\(book.title)' has no DOI or arXiv id to look up: give --doi or --arxiv")
             }
@@ -208,6 +203,18 @@ extension Library {
             }
         }
         return MetadataReport(book: try await info(saved), changes: changes, dryRun: false, lookedUp: lookedUp)
+    }
+
+    /// What Crossref says of the DOI, else what arXiv says of the id; nil with neither.
+    func lookUp(doi: String?, arxiv: String?) async throws -> LookedUp? {
+        if let doi {
+            return try await MetadataLookup.crossref(doi: doi, configuration: configuration, downloader: downloader)
+        }
+        if let arxiv {
+            return try await MetadataLookup.arxiv(
+                id: Identifiers.unversioned(arxiv), configuration: configuration, downloader: downloader)
+        }
+        return nil
     }
 
     /// The books as references, each with its citation key (made and kept now for a book

@@ -58,7 +58,7 @@ extension Margin {
             if all && book != nil { throw ValidationError("give either BOOK or --all, not both") }
             if !all && book == nil { throw ValidationError("give the book, or --all") }
             if all && !(refresh || lookup) { throw ValidationError("--all goes with --refresh or --lookup") }
-            if all && (edit != MetadataEdit()) {
+            if all && !edit.isEmpty {
                 throw ValidationError("values (--title, --doi, …) are set on one book at a time")
             }
             if let doi, Identifiers.parseDOI(doi) == nil {
@@ -107,7 +107,7 @@ extension Margin {
                 return
             }
             let selected = try await library.resolve(book ?? "")
-            if edit == MetadataEdit() && !refresh && !lookup {
+            if edit.isEmpty && !refresh && !lookup {
                 let info = try await library.info(selected)
                 if global.json {
                     return try Console.json(

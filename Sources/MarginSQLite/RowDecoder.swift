@@ -6,13 +6,23 @@ import GRDB
 /// without asking at run time which protocols each field's type conforms to. On Linux each such
 /// first question scans every protocol conformance in the binary, which made decoding the first
 /// rows of a command cost more than the query.
+///
+/// Columns are found by position: the positions of a statement's columns are worked out once
+/// (`ColumnPositions`) and shared by all its rows, and strings and numbers are read straight from
+/// SQLite, as GRDB's own record decoding reads them, rather than through a `DatabaseValue` copy.
 struct RowDecoder: Decoder {
     let row: Row
+    let columns: ColumnPositions
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    init(row: Row, columns: ColumnPositions? = nil) {
+        self.row = row
+        self.columns = columns ?? ColumnPositions(Array(row.columnNames))
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowContainer<Key>(row: row))
+        KeyedDecodingContainer(RowContainer<Key>(row: row, columns: columns))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -26,22 +36,56 @@ struct RowDecoder: Decoder {
     }
 }
 
+/// Where each column of a result is, by name (the leftmost of equal names; names compared
+/// exactly, then without case, as GRDB compares them).
+struct ColumnPositions: Sendable {
+    private let exact: [String: Int]
+    private let caseless: [String: Int]
+
+    init(_ names: [String]) {
+        var exact = [String: Int](minimumCapacity: names.count)
+        var caseless = [String: Int](minimumCapacity: names.count)
+        for (index, name) in names.enumerated() {
+            if exact[name] == nil { exact[name] = index }
+            if caseless[name.lowercased()] == nil { caseless[name.lowercased()] = index }
+        }
+        self.exact = exact
+        self.caseless = caseless
+    }
+
+    func callAsFunction(_ name: String) -> Int? {
+        exact[name] ?? caseless[name.lowercased()]
+    }
+}
+
 private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: Row
+    let columns: ColumnPositions
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { row.hasColumn(key.stringValue) }
+    func contains(_ key: Key) -> Bool { columns(key.stringValue) != nil }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        (row[key.stringValue] as DatabaseValue?)?.isNull ?? true
+        guard let index = columns(key.stringValue) else { return true }
+        return row.hasNull(atIndex: index)
     }
 
-    private func value<T: DatabaseValueConvertible>(_ key: Key) throws -> T {
-        guard let stored = row[key.stringValue] as DatabaseValue? else {
+    private func position(_ key: Key) throws -> Int {
+        guard let index = columns(key.stringValue) else {
             throw DecodingError.keyNotFound(
                 key, .init(codingPath: [], debugDescription: "no column \(key.stringValue)"))
         }
+        return index
+    }
+
+    /// Strings and numbers, read as SQLite gives them (NULL is an error, as in GRDB).
+    private func fast<T: DatabaseValueConvertible & StatementColumnConvertible>(_ key: Key) throws -> T {
+        try row.decode(T.self, atIndex: position(key))
+    }
+
+    private func value<T: DatabaseValueConvertible>(_ key: Key) throws -> T {
+        let stored = row[try position(key)] as DatabaseValue
         guard let value = T.fromDatabaseValue(stored) else {
             throw DecodingError.valueNotFound(
                 T.self, .init(codingPath: [key], debugDescription: "column \(key.stringValue) holds \(stored)"))
@@ -49,15 +93,15 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try fast(key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try fast(key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try fast(key) }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try fast(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try value(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try value(key) }
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try value(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try fast(key) }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try value(key) }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try value(key) }
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try value(key) }
@@ -70,7 +114,9 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         if T.self == UUID.self, let uuid = try value(key) as UUID as? T { return uuid }
         if T.self == Data.self, let data = try value(key) as Data as? T { return data }
         // Anything else was stored as JSON text, as GRDB stores nested values.
-        let text: String = try value(key)
+        let text: String = try fast(key)
+        // Most lists of strings stored are empty (a book's typed fields, say).
+        if T.self == [String].self, text == "[]", let empty = [String]() as? T { return empty }
         return try JSONDecoder().decode(T.self, from: Data(text.utf8))
     }
 
@@ -78,7 +124,10 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// parser goes through a calendar, tens of thousands of instructions a date); any other form
     /// through GRDB.
     private func date(_ key: Key) throws -> Date {
-        if let text = row[key.stringValue] as String?, let date = parseStoredDate(text) { return date }
+        let index = try position(key)
+        if !row.hasNull(atIndex: index), let date = parseStoredDate(try row.decode(String.self, atIndex: index)) {
+            return date
+        }
         return try value(key)
     }
 
@@ -94,8 +143,8 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             [Any].self, .init(codingPath: [key], debugDescription: "columns hold no nested containers"))
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row) }
+    func superDecoder() throws -> any Decoder { RowDecoder(row: row, columns: columns) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row, columns: columns) }
 }
 
 /// "YYYY-MM-DD HH:MM:SS" with an optional ".SSS", in UTC; nil for anything else.

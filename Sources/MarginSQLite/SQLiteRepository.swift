@@ -86,7 +86,16 @@ struct SQLiteStore: StoreWriter, TextIndex {
     var user: String? { nil }
 
     func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
-        try request(query).fetchAll(db).map(\.model)
+        // Rows decoded with the columns' positions found once for the statement (`RowDecoder`).
+        let prepared = try request(query).makePreparedRequest(db, forSingleResult: false)
+        // (An adapter would move the columns; none of these requests has one.)
+        let columns = prepared.adapter == nil ? ColumnPositions(prepared.statement.columnNames) : nil
+        let rows = try Row.fetchCursor(prepared.statement, adapter: prepared.adapter)
+        var models = [M]()
+        while let row = try rows.next() {
+            models.append(try M(from: RowDecoder(row: row, columns: columns)))
+        }
+        return models
     }
 
     func count<M: Model>(_ query: Query<M>) throws -> Int {

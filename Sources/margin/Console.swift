@@ -37,6 +37,8 @@ enum Console {
         let widths = header.indices.map { column in counts.map { $0[column] }.max() ?? 0 }
         // Padded and trimmed by hand: Foundation's padding(toLength:) and trimmingCharacters(in:)
         // cost tens of thousands of instructions a cell on Linux.
+        // One write for the whole table, not one a line.
+        var table = ""
         for (row, count) in zip(all, counts) {
             var line = ""
             for (index, cell) in row.enumerated() {
@@ -44,8 +46,10 @@ enum Console {
                 line += cell
                 if index < row.count - 1 { line += String(repeating: " ", count: max(0, widths[index] - count[index])) }
             }
-            out(line.trimmingSpaces())
+            if !table.isEmpty { table += "\n" }
+            table += terminalSafe(line.trimmingSpaces())
         }
+        outRaw(table)
     }
 
     /// A cell: one line, at most `width` characters on a terminal.

@@ -104,11 +104,13 @@ extension Margin {
                 if groups[hit.book] == nil { order.append(hit.book) }
                 groups[hit.book, default: []].append(hit)
             }
+            // Written at once: one write, not two a hit.
+            var lines = [String]()
             for (index, id) in order.enumerated() {
                 guard let group = groups[id], let first = group.first else { continue }
-                if index > 0 { Console.out("") }
+                if index > 0 { lines.append("") }
                 let title = terminalSafe(first.title)
-                Console.outRaw(bold ? "\u{1B}[1m\(title)\u{1B}[0m (\(id))" : "\(title) (\(id))")
+                lines.append(bold ? "\u{1B}[1m\(title)\u{1B}[0m (\(id))" : "\(title) (\(id))")
                 for hit in group {
                     let markers: Set<Unicode.Scalar> = ["\u{1}", "\u{2}"]  // SearchHit.markOpen, markClose
                     let snippet = terminalSafe(hit.marked, keep: markers)
@@ -117,11 +119,10 @@ extension Margin {
                     // The printed page number beside margin's when the PDF labels its pages.
                     let printed = hit.pageLabel.map { " (\(terminalSafe($0)))" } ?? ""
                     let place = hit.page.map { "p. \($0)" + printed } ?? (hit.kind ?? "book")
-                    Console.outRaw(
-                        "  \(place.count >= 8 ? place : padded(place, 8)) \(snippet)"
-                    )
+                    lines.append("  \(place.count >= 8 ? place : padded(place, 8)) \(snippet)")
                 }
             }
+            if !lines.isEmpty { Console.outRaw(lines.joined(separator: "\n")) }
         }
     }
 }

@@ -367,11 +367,12 @@ struct PostgresStore: StoreWriter, TextIndex {
         return (columns.joined(separator: ", "), parts.isEmpty ? "0" : "(" + parts.joined(separator: " + ") + ")")
     }
 
-    func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
+    func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
         return Int(
-            try run("SELECT count(*) FROM page\(filter)", sql.binds).rows.first?.decode(Int64.self) ?? 0)
+            try run("SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(max(0, cap))) AS found", sql.binds).rows
+                .first?.decode(Int64.self) ?? 0)
     }
 
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {

@@ -94,15 +94,22 @@ enum PageWords {
     /// The FTS5 expression for pages that may hold every term, `.none` when no page can (a term
     /// has a word no page has), nil when no term can be asked of the index.
     static func expression(for terms: [String], _ db: Database) throws -> Expression? {
+        guard let parts = try parts(for: terms, db) else { return Expression.none }
+        return parts.isEmpty ? nil : .match(parts.joined(separator: " AND "))
+    }
+
+    /// Each term's part of the expression (a page must match all of them; terms the index can't
+    /// answer have none), or nil when no page can match.
+    static func parts(for terms: [String], _ db: Database) throws -> [String]? {
         var parts = [String]()
         for term in terms {
             switch try expression(for: TermWords(term.unicodeScalars), db) {
             case .some(.match(let part)): parts.append(part)
-            case .some(.none): return Expression.none
+            case .some(.none): return nil
             case nil: continue
             }
         }
-        return parts.isEmpty ? nil : .match(parts.joined(separator: " AND "))
+        return parts
     }
 
     enum Expression: Equatable {

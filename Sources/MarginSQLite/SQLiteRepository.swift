@@ -76,6 +76,9 @@ struct SQLiteStore: StoreWriter, TextIndex {
     let db: Database
     /// Words of the pages this transaction inserted, worked out before it (see `PageText`).
     var insertedWords: InsertedWords?
+    /// How many pages a search's expression matched, when its candidates were all read (the
+    /// count of pages past a search's limit then needs no second pass over the index).
+    let candidateCounts = CandidateCounts()
 
     init(db: Database, insertedWords: InsertedWords? = nil) {
         self.db = db
@@ -199,6 +202,11 @@ func databaseValue(_ value: StoreValue) -> DatabaseValue {
     // Stored as GRDB stores a record's UUID: 16 bytes.
     case .uuid(let uuid): return uuid.databaseValue
     }
+}
+
+/// Page counts of the expressions searched in one transaction, by WHERE clause and arguments.
+final class CandidateCounts {
+    var counts: [String: Int] = [:]
 }
 
 /// The index words of pages inserted in one write transaction, by page id.

@@ -4,21 +4,21 @@ import MarginCore
 
 extension SQLiteStore {
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
-        guard let expression = try PageWords.expression(for: terms, db) else {
+        guard let parts = try PageWords.parts(for: terms, db) else { return }
+        guard !parts.isEmpty else {
             // No term the index can answer (only short pieces of words, or punctuation): every
             // page is a candidate.
             return try scanPages(bookId: bookId, visit: visit)
         }
-        guard case .match(let match) = expression else { return }
+        let match = parts.joined(separator: " AND ")
         let (filter, arguments) = try pageMatch(match, bookId: bookId)
         // Up to `rankedPages` matches are ranked (bm25); past that, library order, read as needed.
         let probe = try Int64.fetchAll(
             db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(PageWords.rankedPages + 1)",
             arguments: arguments)
         if probe.count <= PageWords.rankedPages {
-            let ranked = try Int64.fetchAll(
-                db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
-            _ = try visitPages(ranked, bookId: bookId, visit: visit)
+            candidateCounts.counts[countKey(filter, arguments)] = probe.count
+            _ = try visitPages(rankedPages(parts, probe, bookId: bookId), bookId: bookId, visit: visit)
             return
         }
         guard try visitPages(probe, bookId: bookId, visit: visit), let last = probe.last else { return }
@@ -33,6 +33,37 @@ extension SQLiteStore {
             }
         }
         _ = try visitPages(batch, bookId: bookId, visit: visit)
+    }
+
+    /// The pages matching every part, best first (bm25). Ranking weighs each part by how many
+    /// pages hold it, which FTS5 counts by reading the part's whole list of pages: for a word on
+    /// most pages ("the", with the words holding it) that read grows with the library, and the
+    /// weight it finds is next to nothing. So a part on more than `rankedPages` pages is left out
+    /// of the ranking (never out of the match) when a rarer part is there to rank by; the pages
+    /// matching them all are the ones already found (`matching`).
+    private func rankedPages(_ parts: [String], _ matching: [Int64], bookId: Int64?) throws -> [Int64] {
+        let match = parts.joined(separator: " AND ")
+        let (filter, arguments) = try pageMatch(match, bookId: bookId)
+        var rare = parts
+        if parts.count > 1 {
+            rare = try parts.filter { part in
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT ?)",
+                    arguments: [part, PageWords.rankedPages + 1]) ?? 0 <= PageWords.rankedPages
+            }
+        }
+        if rare.isEmpty || rare.count == parts.count {
+            return try Int64.fetchAll(
+                db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
+        }
+        let (rareFilter, rareArguments) = try pageMatch(rare.joined(separator: " AND "), bookId: bookId)
+        let ids = "[" + matching.map(String.init).joined(separator: ",") + "]"
+        return try Int64.fetchAll(
+            db,
+            sql: "SELECT rowid FROM page_words WHERE \(rareFilter) "
+                + "AND rowid IN (SELECT value FROM json_each(?)) ORDER BY rank",
+            arguments: rareArguments + [ids])
     }
 
     /// Loads the pages with these ids (in this order) a batch at a time, skipping any the index
@@ -58,11 +89,18 @@ extension SQLiteStore {
         return true
     }
 
-    func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int? {
+    func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
         guard let expression = try PageWords.expression(for: terms, db) else { return nil }
         guard case .match(let match) = expression else { return 0 }
         let (filter, arguments) = try pageMatch(match, bookId: bookId)
-        return try Int.fetchOne(db, sql: "SELECT count(*) FROM page_words WHERE \(filter)", arguments: arguments)
+        if let known = candidateCounts.counts[countKey(filter, arguments)] { return min(known, max(0, cap)) }
+        return try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT \(max(0, cap)))",
+            arguments: arguments)
+    }
+
+    private func countKey(_ filter: String, _ arguments: StatementArguments) -> String {
+        filter + "\u{0}" + arguments.description
     }
 
     /// The WHERE clause for pages matching `match` (of one book, if given: its pages' rowid range,

@@ -87,6 +87,10 @@ import Testing
             }
         }
         #expect(failed.count == 7, "the seven bad inputs, and only they, fail: \(failed)")
+        // The count of pages past the limit (a capped count on each backend) says the same.
+        let notes = try [personal, team].map { try $0.run(["search", "the", "--limit", "1"]).stderrLines }
+        #expect(notes[0] == notes[1])
+        #expect(notes[0].contains { $0.contains("more pages match") || $0.contains("more page matches") }, "\(notes)")
         // The PDF with real annotations, and a backup's round trip, on both.
         for library in [personal, team] {
             let pdf = library.box.folder.path + "/annotated.pdf"

@@ -48,6 +48,30 @@ import Testing
         await #expect(throws: MarginError.self) { try await test.library.search("\"", options: SearchOptions()) }
     }
 
+    @Test func pagesPastTheLimitAreCountedUpToACap() async throws {
+        let test = try TestLibrary()
+        try await test.add("sample.pdf", "second.pdf")
+        var all = SearchOptions()
+        all.limit = 0
+        let everything = try await test.library.search("the", options: all).hits.count
+        try #require(everything >= 4, "a common word on most pages")
+        var limited = SearchOptions()
+        limited.limit = 1
+        let exact = try await test.library.search("the", options: limited)
+        #expect(exact.more && exact.moreIsExact && !exact.moreIsAtLeast)
+        #expect(exact.moreCount == everything - 1, "counted in full under the cap")
+        limited.countUpTo = 2
+        let capped = try await test.library.search("the", options: limited)
+        #expect(capped.hits.map(\.page) == exact.hits.map(\.page), "the cap changes the count, not the hits")
+        #expect(capped.more && capped.moreIsAtLeast && !capped.moreIsExact)
+        #expect(capped.moreCount == 2, "counted no further than the cap")
+        limited.countUpTo = everything - 1
+        let atTheCap = try await test.library.search("the", options: limited)
+        #expect(atTheCap.moreIsAtLeast && atTheCap.moreCount == everything - 1)
+        limited.countUpTo = everything
+        #expect(try await test.library.search("the", options: limited).moreIsExact)
+    }
+
     @Test func annotationsAreSavedEditedFoundAndRemoved() async throws {
         let test = try TestLibrary()
         let library = test.library

@@ -102,9 +102,47 @@ import Testing
         let rare = try await candidates(database, "rare", bookId: bookId)
         #expect(Set(rare) == [500, 1000, 1500, 2000])
         let counted = try await database.repository.read {
-            try $0.textIndex.countCandidatePages(containing: [folded("common")], bookId: nil)
+            try $0.textIndex.countCandidatePages(containing: [folded("common")], bookId: nil, cap: count + 1)
         }
         #expect(counted == count)
+        let capped = try await database.repository.read {
+            try $0.textIndex.countCandidatePages(containing: [folded("common")], bookId: bookId, cap: 100)
+        }
+        #expect(capped == 100, "counted no further than the cap")
+    }
+
+    /// A word on more pages than are ranked, searched with a rarer one: the pages holding both,
+    /// ranked by the rarer word (the common one, on every page, weighs nothing), and counted.
+    @Test func aCommonWordBesideARareOneIsMatchedAndTheRareOneRanks() async throws {
+        let database = try LibraryDatabase()
+        let count = PageWords.rankedPages + 10
+        let zebras = [10: 1, 20: 3, 30: 2]
+        let texts = (1...count).map { number in
+            "page \(number) holds the word common"
+                + String(repeating: " zebra", count: zebras[number] ?? 0)
+        }
+        let bookId = try await addBook(database, pages: texts)
+        let terms = ["zebra", "common"].map(folded)
+        let (found, counted) = try await database.repository.read { reader in
+            var found = [Int]()
+            try reader.textIndex.candidatePages(containing: terms, bookId: nil) { page in
+                found.append(page.number)
+                return true
+            }
+            let counted = try reader.textIndex.countCandidatePages(containing: terms, bookId: nil, cap: 100)
+            return (found, counted)
+        }
+        #expect(found == [20, 30, 10], "the most zebras first")
+        #expect(counted == 3)
+        let reversed = try await database.repository.read { reader in
+            var found = [Int]()
+            try reader.textIndex.candidatePages(containing: terms.reversed(), bookId: bookId) { page in
+                found.append(page.number)
+                return true
+            }
+            return found
+        }
+        #expect(reversed == found, "the order of the words changes nothing")
     }
 
     /// What a term becomes: words, a prefix for its open end, the vocabulary's words for its

@@ -11,8 +11,9 @@ public protocol TextIndex {
     /// index), passed to `visit` until it returns false. Candidates only: a term the index can't
     /// answer may not hold on every page given.
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws
-    /// How many pages the index says hold every term (nil when no term is long enough to ask it).
-    func countCandidatePages(containing terms: [String], bookId: Int64?) throws -> Int?
+    /// How many pages the index says hold every term, counting no further than `cap` (so the
+    /// count costs the same in a library of any size); nil when no term is long enough to ask it.
+    func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int?
     /// Every page (of one book, or all), in book and page order, until `visit` returns false.
     func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws
     /// Highlights and memos whose folded text (highlight text and note, memo text) contains

@@ -15,6 +15,9 @@ public struct SearchOptions: Sendable {
     public var annotations = false
     /// At most this many hits; 0 for all.
     public var limit = 50
+    /// When the limit cuts the hits short, the pages past it are counted up to this many (a
+    /// common word in a library of 100,000 pages costs a count of all of them otherwise).
+    public var countUpTo = 10_000
 
     public init(
         bookId: Int64? = nil, regex: Bool = false, caseSensitive: Bool = false, wholeWord: Bool = false,
@@ -49,6 +52,9 @@ public struct SearchResults: Sendable {
     /// at most for --case-sensitive and --whole-word (which check each page further).
     public var moreCount: Int?
     public var moreIsExact = false
+    /// The count stopped at `SearchOptions.countUpTo`: at least `moreCount` more pages hold the
+    /// terms.
+    public var moreIsAtLeast = false
 }
 
 extension Library {
@@ -99,11 +105,13 @@ extension Library {
             try labelPages(&hits, store)
             var results = SearchResults(hits: hits, textless: textless, more: more)
             if more, !options.regex,
+                case let cap = limit + max(1, options.countUpTo),
                 let total = try store.textIndex.countCandidatePages(
-                    containing: parseQuery(query).map(foldedTerm).map(scalarString), bookId: options.bookId)
+                    containing: parseQuery(query).map(foldedTerm).map(scalarString), bookId: options.bookId, cap: cap)
             {
                 results.moreCount = max(0, total - limit)
-                results.moreIsExact = !options.caseSensitive && !options.wholeWord
+                results.moreIsAtLeast = total >= cap
+                results.moreIsExact = !options.caseSensitive && !options.wholeWord && !results.moreIsAtLeast
             }
             return results
         }

@@ -86,10 +86,11 @@ extension Margin {
             }
             if results.more {
                 let how =
-                    results.moreCount.map { count in
-                        results.moreIsExact
-                            ? "\(count) more \(count == 1 ? "page matches" : "pages match")"
-                            : "up to \(count) more pages match"
+                    results.moreCount.flatMap { count in
+                        if results.moreIsExact { return "\(count) more \(count == 1 ? "page matches" : "pages match")" }
+                        if !results.moreIsAtLeast { return "up to \(count) more pages match" }
+                        // Counted no further; with --case-sensitive/--whole-word not all of them match.
+                        return options.caseSensitive || options.wholeWord ? nil : "at least \(count) more pages match"
                     } ?? "more pages match"
                 global.note("note: showing the first \(limit) hits; \(how) (--limit N for more, --limit 0 for all)")
             }

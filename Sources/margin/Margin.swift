@@ -54,10 +54,10 @@ struct Margin: AsyncParsableCommand {
         var command: any ParsableCommand
         do {
             try checkCommandNames(arguments)
-            if let quick = parseQuickly(arguments) {
-                command = quick
-            } else {
-                command = try parseAsRoot(arguments)
+            switch parseQuickly(arguments) {
+            case .command(let quick): command = quick
+            case .answered(let answer): exit(reporting: answer)
+            case nil: command = try parseAsRoot(arguments)
             }
         } catch let error as PlainUsageError {
             Console.error("error: \(error.message)")
@@ -117,10 +117,18 @@ struct Margin: AsyncParsableCommand {
         Foundation.exit(code == .success ? 1 : code.rawValue)
     }
 
+    /// What the parse without the completion-script check gave.
+    enum QuickParse {
+        case command(any ParsableCommand)
+        /// A request answered without running a command (`--version`): reported as the full
+        /// parse would report it.
+        case answered(any Error)
+    }
+
     /// The command, parsed without the completion-script check when no argument asks for a
-    /// script; nil when that can't be done or fails (then the full parse runs, and its errors and
-    /// help are the ones shown).
-    static func parseQuickly(_ arguments: [String]) -> (any ParsableCommand)? {
+    /// script or for help; nil when that can't be done or fails (then the full parse runs, and
+    /// its errors and help are the ones shown).
+    static func parseQuickly(_ arguments: [String]) -> QuickParse? {
         guard
             !arguments.contains(where: {
                 $0.hasPrefix("--generate-completion") || $0.hasPrefix("---") || $0 == "help" || $0 == "-h"
@@ -129,9 +137,12 @@ struct Margin: AsyncParsableCommand {
         else { return nil }
         parsingWithoutCompletionCheck = true
         defer { parsingWithoutCompletionCheck = false }
-        guard let command = try? parseAsRoot(arguments), type(of: command).configuration.commandName != "help"
-        else { return nil }
-        return command
+        do {
+            let command = try parseAsRoot(arguments)
+            return type(of: command).configuration.commandName == "help" ? nil : .command(command)
+        } catch {
+            return exitCode(for: error) == .success ? .answered(error) : nil
+        }
     }
 
     /// Refuses a command name that doesn't exist (also after `help`), suggesting the closest.

@@ -204,7 +204,7 @@ func databaseValue(_ value: StoreValue) -> DatabaseValue {
     }
 }
 
-/// Page counts of the expressions searched in one transaction, by WHERE clause and arguments.
+/// Page counts of the searches made in one transaction, by their terms and book.
 final class CandidateCounts {
     var counts: [String: Int] = [:]
 }

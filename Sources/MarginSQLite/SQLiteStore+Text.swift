@@ -17,7 +17,7 @@ extension SQLiteStore {
             db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(PageWords.rankedPages + 1)",
             arguments: arguments)
         if probe.count <= PageWords.rankedPages {
-            candidateCounts.counts[countKey(filter, arguments)] = probe.count
+            candidateCounts.counts[countKey(terms, bookId)] = probe.count
             _ = try visitPages(rankedPages(parts, probe, bookId: bookId), bookId: bookId, visit: visit)
             return
         }
@@ -90,17 +90,19 @@ extension SQLiteStore {
     }
 
     func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
+        // Counted already when the search read all its candidates (neither the vocabulary nor
+        // the index is asked again).
+        if let known = candidateCounts.counts[countKey(terms, bookId)] { return min(known, max(0, cap)) }
         guard let expression = try PageWords.expression(for: terms, db) else { return nil }
         guard case .match(let match) = expression else { return 0 }
         let (filter, arguments) = try pageMatch(match, bookId: bookId)
-        if let known = candidateCounts.counts[countKey(filter, arguments)] { return min(known, max(0, cap)) }
         return try Int.fetchOne(
             db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT \(max(0, cap)))",
             arguments: arguments)
     }
 
-    private func countKey(_ filter: String, _ arguments: StatementArguments) -> String {
-        filter + "\u{0}" + arguments.description
+    private func countKey(_ terms: [String], _ bookId: Int64?) -> String {
+        terms.joined(separator: "\u{0}") + "\u{1}" + (bookId.map(String.init) ?? "")
     }
 
     /// The WHERE clause for pages matching `match` (of one book, if given: its pages' rowid range,

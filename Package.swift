@@ -89,6 +89,9 @@ let package = Package(
         // poppler-glib's functions as trampolines, bound by dlopen when the first PDF is opened.
         .target(name: "CPopplerLoader"),
 
+        // glibc's malloc settings, which Swift's Glibc module does not show.
+        .target(name: "CMalloc"),
+
         // Libraries
         .target(
             name: "Poppler",
@@ -162,6 +165,7 @@ let package = Package(
                 "MarginPostgres",
                 "MarginServe",
                 "Poppler",
+                "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,

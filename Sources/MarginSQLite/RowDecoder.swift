@@ -47,7 +47,8 @@ struct ColumnPositions: Sendable {
         var caseless = [String: Int](minimumCapacity: names.count)
         for (index, name) in names.enumerated() {
             if exact[name] == nil { exact[name] = index }
-            if caseless[name.lowercased()] == nil { caseless[name.lowercased()] = index }
+            let lower = name.lowercased()
+            if caseless[lower] == nil { caseless[lower] = index }
         }
         self.exact = exact
         self.caseless = caseless

@@ -46,13 +46,13 @@ struct Margin: AsyncParsableCommand {
     )
 
     static func main() async {
-        useOneMallocArena(for: CommandLine.arguments)
+        let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        useOneMallocArena(verb: arguments.first)
         if CommandLine.arguments.dropFirst().first == PopplerIsolation.helperCommand {
             Foundation.exit(
                 PopplerIsolation.runHelper(
                     Array(CommandLine.arguments.dropFirst(2)), configuration: Settings.configuration))
         }
-        let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         var command: any ParsableCommand
         do {
             try checkCommandNames(arguments)
@@ -156,9 +156,8 @@ struct Margin: AsyncParsableCommand {
     /// Every other command allocates from one heap. glibc gives each new thread a heap of its own
     /// and grows it a page at a time, one `mprotect` each: a search made 1,259 of those calls
     /// (on the threads of Swift's concurrency and GRDB's queue), about 15 % of its time.
-    static func useOneMallocArena(for arguments: [String]) {
-        let verb = hoistGlobalOptions(Array(arguments.dropFirst())).first ?? ""
-        if !manyThreadCommands.contains(verb) { _ = margin_malloc_one_arena() }
+    static func useOneMallocArena(verb: String?) {
+        if !manyThreadCommands.contains(verb ?? "") { _ = margin_malloc_one_arena() }
     }
 
     /// Refuses a command name that doesn't exist (also after `help`), suggesting the closest.

@@ -176,11 +176,13 @@ public final class LibraryDatabase: LibraryStore {
     /// Refuses a database file shorter than its header says (part of it was lost). Returns
     /// whether the file is in WAL mode.
     static func checkHeader(_ path: String) throws -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        guard let header = try? handle.read(upToCount: 100), header.count == 100,
-            header.prefix(16) == Data("SQLite format 3\u{0}".utf8)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 100)
+        guard pread(descriptor, &bytes, 100, 0) == 100, bytes.prefix(16).elementsEqual("SQLite format 3\u{0}".utf8)
         else { return false }
+        let header = bytes
         let wal = header[18] == 2 && header[19] == 2
         func number(_ offset: Int, _ width: Int) -> Int64 {
             header[offset..<offset + width].reduce(Int64(0)) { $0 << 8 | Int64($1) }
@@ -191,8 +193,8 @@ public final class LibraryDatabase: LibraryStore {
         // The page count is valid only when the "version valid for" matches the change counter.
         guard pages > 0, number(92, 4) == number(24, 4) else { return wal }
         let expected = pages * pageSize
-        let bytes = fileSize(path) ?? 0
-        if bytes < expected { throw StoreError.truncated(path: path, bytes: bytes, expected: expected) }
+        let size = fileSize(path) ?? 0
+        if size < expected { throw StoreError.truncated(path: path, bytes: size, expected: expected) }
         return wal
     }
 

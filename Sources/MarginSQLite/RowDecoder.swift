@@ -12,13 +12,15 @@ import GRDB
 /// SQLite, as GRDB's own record decoding reads them, rather than through a `DatabaseValue` copy.
 struct RowDecoder: Decoder {
     let row: Row
-    let columns: ColumnPositions
+    let columns: ColumnCursor
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(row: Row, columns: ColumnPositions? = nil) {
+    /// `columns` is the statement's, shared by its rows (decoded one after the other).
+    init(row: Row, columns: ColumnCursor? = nil) {
         self.row = row
-        self.columns = columns ?? ColumnPositions(Array(row.columnNames))
+        self.columns = columns ?? ColumnCursor(ColumnPositions(Array(row.columnNames)))
+        self.columns.startRow()
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -59,9 +61,50 @@ struct ColumnPositions: Sendable {
     }
 }
 
+/// Finds the columns of the rows of one statement, decoded one after the other on one thread.
+/// A model asks for its columns in the same order in every row: the order the first row asked
+/// in is remembered, and a later row's question is answered by comparing its key with the one
+/// expected next (equal short strings compare in one step) rather than by hashing it.
+final class ColumnCursor {
+    private let positions: ColumnPositions
+    private var keys = [String]()
+    private var found = [Int?]()
+    private var learning = true
+    private var next = 0
+
+    init(_ positions: ColumnPositions) { self.positions = positions }
+
+    func startRow() {
+        if next > 0 { learning = false }
+        next = 0
+    }
+
+    func callAsFunction(_ name: String) -> Int? {
+        if learning {
+            let position = positions(name)
+            keys.append(name)
+            found.append(position)
+            next += 1
+            return position
+        }
+        // Expected next, or a little further on (a NULL skipped a question this row doesn't
+        // ask), or the same again (decodeIfPresent asks twice where the first row held NULL).
+        var index = next
+        while index < min(next + 3, keys.count) {
+            if keys[index] == name {
+                next = index + 1
+                return found[index]
+            }
+            index += 1
+        }
+        if next > 0, keys[next - 1] == name { return found[next - 1] }
+        return positions(name)
+    }
+}
+
 private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: Row
-    let columns: ColumnPositions
+    let columns: ColumnCursor
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
 
@@ -144,8 +187,8 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             [Any].self, .init(codingPath: [key], debugDescription: "columns hold no nested containers"))
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row, columns: columns) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row, columns: columns) }
+    func superDecoder() throws -> any Decoder { RowDecoder(row: row) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row) }
 }
 
 /// "YYYY-MM-DD HH:MM:SS" with an optional ".SSS", in UTC; nil for anything else.

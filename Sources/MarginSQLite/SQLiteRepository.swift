@@ -89,11 +89,14 @@ struct SQLiteStore: StoreWriter, TextIndex {
     var user: String? { nil }
 
     func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
+        // The SQL is written here, not by GRDB's query interface, whose generation costs more
+        // than the query itself for a short one (and grows with the values of an IN list).
+        var sql = SelectSQL()
+        let statement = try db.cachedStatement(sql: "SELECT * FROM \(quoted(M.entity))" + sql.clauses(query))
+        try statement.setArguments(sql.arguments)
         // Rows decoded with the columns' positions found once for the statement (`RowDecoder`).
-        let prepared = try request(query).makePreparedRequest(db, forSingleResult: false)
-        // (An adapter would move the columns; none of these requests has one.)
-        let columns = prepared.adapter == nil ? ColumnPositions(prepared.statement.columnNames) : nil
-        let rows = try Row.fetchCursor(prepared.statement, adapter: prepared.adapter)
+        let columns = ColumnCursor(ColumnPositions(statement.columnNames))
+        let rows = try Row.fetchCursor(statement)
         var models = [M]()
         while let row = try rows.next() {
             models.append(try M(from: RowDecoder(row: row, columns: columns)))
@@ -102,7 +105,10 @@ struct SQLiteStore: StoreWriter, TextIndex {
     }
 
     func count<M: Model>(_ query: Query<M>) throws -> Int {
-        try request(query.limit(nil)).fetchCount(db)
+        var sql = SelectSQL()
+        let clauses = sql.clauses(query.limit(nil), withOrder: false)
+        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted(M.entity))" + clauses, arguments: sql.arguments)
+            ?? 0
     }
 
     func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int {
@@ -161,6 +167,79 @@ struct SQLiteStore: StoreWriter, TextIndex {
         }
         return request
     }
+}
+
+/// A backend-neutral query's WHERE, ORDER BY and LIMIT clauses as SQLite SQL, the values bound
+/// as arguments (the same SQL GRDB's query interface writes for them). Field names come from
+/// model code, never from users.
+struct SelectSQL {
+    var arguments = StatementArguments()
+
+    mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool = true) -> String {
+        var sql = ""
+        if let predicate = query.predicate { sql += " WHERE " + condition(predicate) }
+        if withOrder, !query.sorts.isEmpty {
+            sql +=
+                " ORDER BY "
+                + query.sorts.map { "\(quoted($0.field)) COLLATE NOCASE \($0.ascending ? "ASC" : "DESC") NULLS LAST" }
+                .joined(separator: ", ")
+        }
+        if let limit = query.limit {
+            sql += " LIMIT \(limit)"
+            if let offset = query.offset { sql += " OFFSET \(offset)" }
+        } else if let offset = query.offset {
+            sql += " LIMIT -1 OFFSET \(offset)"
+        }
+        return sql
+    }
+
+    private mutating func placeholder(_ value: StoreValue) -> String {
+        arguments += StatementArguments([databaseValue(value)])
+        return "?"
+    }
+
+    mutating func condition(_ predicate: MarginCore.Predicate) -> String {
+        switch predicate {
+        case .compare(let name, let comparison, let operand):
+            let column = quoted(name)
+            if case .null = operand {
+                switch comparison {
+                case .equal: return "\(column) IS NULL"
+                case .notEqual: return "\(column) IS NOT NULL"
+                default: return "NULL"
+                }
+            }
+            let symbol: String
+            switch comparison {
+            case .equal: symbol = "="
+            case .notEqual: symbol = "<>"
+            case .less: symbol = "<"
+            case .lessOrEqual: symbol = "<="
+            case .greater: symbol = ">"
+            case .greaterOrEqual: symbol = ">="
+            }
+            return "\(column) \(symbol) \(placeholder(operand))"
+        case .hasPrefix(let name, let text):
+            let length = placeholder(.text(text))
+            return "substr(\(quoted(name)), 1, length(\(length))) = \(placeholder(.text(text)))"
+        case .isIn(let name, let values):
+            guard !values.isEmpty else { return "0" }
+            return "\(quoted(name)) IN (" + values.map { placeholder($0) }.joined(separator: ", ") + ")"
+        case .isNull(let name):
+            return "\(quoted(name)) IS NULL"
+        case .and(let parts):
+            return parts.isEmpty ? "1" : "(" + parts.map { condition($0) }.joined(separator: " AND ") + ")"
+        case .or(let parts):
+            return parts.isEmpty ? "0" : "(" + parts.map { condition($0) }.joined(separator: " OR ") + ")"
+        case .not(let inner):
+            return "NOT (" + condition(inner) + ")"
+        }
+    }
+}
+
+/// A column or table name as an SQL identifier.
+func quoted(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 
 /// Translates a backend-neutral `Predicate` into a GRDB expression.

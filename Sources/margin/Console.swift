@@ -4,8 +4,9 @@ import MarginKit
 
 /// Writing to the terminal: results on stdout, messages on stderr.
 enum Console {
-    static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
-    static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+    /// Asked once: a table's cells ask for each of them.
+    static let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+    static let stderrIsTTY = isatty(STDERR_FILENO) == 1
 
     /// A message on stderr, control characters removed.
     static func error(_ message: String) {
@@ -35,21 +36,28 @@ enum Console {
         let all = [header] + rows
         let counts = all.map { row in row.map(\.count) }
         let widths = header.indices.map { column in counts.map { $0[column] }.max() ?? 0 }
-        // Padded and trimmed by hand: Foundation's padding(toLength:) and trimmingCharacters(in:)
-        // cost tens of thousands of instructions a cell on Linux.
-        // One write for the whole table, not one a line.
-        var table = ""
+        // Assembled as bytes and written at once: String padding and appending (Foundation's
+        // padding(toLength:) most of all) cost thousands of instructions a cell on Linux.
+        var table = [UInt8]()
+        var line = [UInt8]()
         for (row, count) in zip(all, counts) {
-            var line = ""
+            line.removeAll(keepingCapacity: true)
             for (index, cell) in row.enumerated() {
-                if index > 0 { line += "  " }
-                line += cell
-                if index < row.count - 1 { line += String(repeating: " ", count: max(0, widths[index] - count[index])) }
+                if index > 0 { line.append(contentsOf: [0x20, 0x20]) }
+                line.append(contentsOf: cell.utf8)
+                if index < row.count - 1 {
+                    line.append(contentsOf: repeatElement(0x20, count: max(0, widths[index] - count[index])))
+                }
             }
-            if !table.isEmpty { table += "\n" }
-            table += terminalSafe(line.trimmingSpaces())
+            // Spaces and tabs trimmed from both ends, controls removed.
+            let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+            let start = line.firstIndex { !isSpace($0) } ?? line.endIndex
+            let end = (line.lastIndex { !isSpace($0) } ?? start - 1) + 1
+            if !table.isEmpty { table.append(0x0A) }
+            if start < end { appendTerminalSafe(line[start..<end], to: &table) }
         }
-        outRaw(table)
+        table.append(0x0A)
+        FileHandle.standardOutput.write(Data(table))
     }
 
     /// A cell: one line, at most `width` characters on a terminal.
@@ -83,17 +91,22 @@ func shortDate(_ date: Date?) -> String {
 func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
     // Most text has none (JSON's line feeds aside): a byte scan says so without decoding.
     guard hasControls(text) else { return text }
-    // Byte by byte: C0 controls and DEL are single bytes, C1 controls 0xC2 0x80…0x9F.
-    let bytes = Array(text.utf8)
     var result = [UInt8]()
-    result.reserveCapacity(bytes.count)
-    var index = 0
-    while index < bytes.count {
+    result.reserveCapacity(text.utf8.count)
+    appendTerminalSafe(Array(text.utf8)[...], to: &result, keep: keep)
+    return String(decoding: result, as: UTF8.self)
+}
+
+/// Appends UTF-8 `bytes` without their control characters (line feeds, tabs and `keep` stay).
+func appendTerminalSafe(_ bytes: ArraySlice<UInt8>, to result: inout [UInt8], keep: Set<Unicode.Scalar> = []) {
+    // Byte by byte: C0 controls and DEL are single bytes, C1 controls 0xC2 0x80…0x9F.
+    var index = bytes.startIndex
+    while index < bytes.endIndex {
         let byte = bytes[index]
         if byte < 0x20 || byte == 0x7F {
             if byte == 0x0A || byte == 0x09 || keep.contains(Unicode.Scalar(byte)) { result.append(byte) }
             index += 1
-        } else if byte == 0xC2, index + 1 < bytes.count, bytes[index + 1] >= 0x80, bytes[index + 1] <= 0x9F {
+        } else if byte == 0xC2, index + 1 < bytes.endIndex, bytes[index + 1] >= 0x80, bytes[index + 1] <= 0x9F {
             if keep.contains(Unicode.Scalar(bytes[index + 1])) { result += [byte, bytes[index + 1]] }
             index += 2
         } else {
@@ -101,7 +114,6 @@ func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
             index += 1
         }
     }
-    return String(decoding: result, as: UTF8.self)
 }
 
 /// Whether the text holds a control other than a line feed or a tab: a C0 byte, DEL, or a C1

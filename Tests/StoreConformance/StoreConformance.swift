@@ -82,6 +82,21 @@ public enum StoreConformance {
             try reader.fetch(Query<Book>().filter(Book.Fields.sha256.isIn([sha("1"), sha("3"), sha("9")])))
         }
         #expect(Set(some.map(\.title)) == ["Zen", "Mid"])
+        // Edge cases both backends write their own SQL for: empty lists, NULL operands, negation,
+        // an offset without a limit.
+        let counts = try await repository.read { reader in
+            try [
+                Predicate.isIn("sha256", []), !Book.Fields.sha256.isIn([]), .and([]), .or([]),
+                .compare("author", .equal, .null), .compare("author", .notEqual, .null),
+                .compare("author", .less, .null), !(Book.Fields.title == "Zen" || Book.Fields.title == "Mid"),
+                Book.Fields.title != "Zen" && Book.Fields.folder.hasPrefix("a"),
+            ].map { try reader.count(Query<Book>().filter($0)) }
+        }
+        #expect(counts == [0, 3, 3, 0, 3, 0, 0, 1, 1])
+        let rest = try await repository.read { reader in
+            try reader.fetch(Query<Book>().sorted(by: Book.Fields.title.descending).limit(nil, offset: 1)).map(\.title)
+        }
+        #expect(rest == ["Mid", "alpha"])
         // Sums: of the rows matched (each made with 3 pages), 0 when none match.
         let sums = try await repository.read { reader in
             (

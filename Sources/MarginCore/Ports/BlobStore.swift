@@ -12,6 +12,8 @@ public protocol BlobStore: Sendable {
     func path(for sha256: String) -> String
     /// Whether the store holds the file with this SHA-256.
     func contains(_ sha256: String) -> Bool
+    /// Which of these SHA-256s the store holds (a list of books asks for each of its books).
+    func containing(_ sha256s: [String]) -> Set<String>
     /// Creates the store's folders.
     func prepare() throws
     /// A new, empty temporary file.
@@ -25,6 +27,8 @@ public protocol BlobStore: Sendable {
 }
 
 extension BlobStore {
+    public func containing(_ sha256s: [String]) -> Set<String> { Set(sha256s.filter(contains)) }
+
     /// A new, empty temporary file for a partial download or copy.
     public func makeTemporaryFile() throws -> String { try makeTemporaryFile(suffix: ".part") }
 }

@@ -23,6 +23,20 @@ public struct ContentStore: BlobStore {
         isRegularFile(path(for: sha256))
     }
 
+    /// Which of these SHA-256s the store holds: looked up from the open `pdfs/` folder, so each
+    /// lookup walks two path components, not the whole path.
+    public func containing(_ sha256s: [String]) -> Set<String> {
+        let folder = open(root + "/pdfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { return [] }
+        defer { close(folder) }
+        var info = stat()
+        return Set(
+            sha256s.filter { sha256 in
+                fstatat(folder, "\(sha256.prefix(2))/\(sha256).pdf", &info, AT_SYMLINK_NOFOLLOW) == 0
+                    && (info.st_mode & S_IFMT) == S_IFREG
+            })
+    }
+
     /// Creates the folders, user-only.
     public func prepare() throws {
         for folder in [root, root + "/pdfs", temporaryFolder] {

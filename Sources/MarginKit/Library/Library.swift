@@ -131,14 +131,17 @@ public final class Library: Sendable {
         {
             tags[tag.bookId, default: []].append(tag.name)
         }
+        let cached = blobs.containing(books.map(\.sha256))
         return books.map { book in
-            info(book, sources: book.id.flatMap { sources[$0] } ?? [], tags: book.id.flatMap { tags[$0] } ?? [])
+            info(
+                book, sources: book.id.flatMap { sources[$0] } ?? [], tags: book.id.flatMap { tags[$0] } ?? [],
+                cached: cached.contains(book.sha256))
         }
     }
 
     /// The view of a book whose sources (URLs as stored) and tags are known.
-    func info(_ book: Book, sources: [String], tags: [String]) -> BookInfo {
-        let cached = blobs.contains(book.sha256)
+    func info(_ book: Book, sources: [String], tags: [String], cached: Bool? = nil) -> BookInfo {
+        let cached = cached ?? blobs.contains(book.sha256)
         return BookInfo(
             book: book, sources: sources.map(redactedURL), tags: tags, cached: cached,
             file: cached ? blobs.path(for: book.sha256) : nil)

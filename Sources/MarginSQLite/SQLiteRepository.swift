@@ -286,6 +286,8 @@ func databaseValue(_ value: StoreValue) -> DatabaseValue {
 /// Page counts of the searches made in one transaction, by their terms and book.
 final class CandidateCounts {
     var counts: [String: Int] = [:]
+    /// At least this many pages match (the search stopped reading candidates there).
+    var atLeast: [String: Int] = [:]
 }
 
 /// The index words of pages inserted in one write transaction, by page id.

@@ -21,6 +21,8 @@ extension SQLiteStore {
             _ = try visitPages(rankedPages(parts, probe, bookId: bookId), bookId: bookId, visit: visit)
             return
         }
+        // More than that many match: a count that stops sooner needs no second pass.
+        candidateCounts.atLeast[countKey(terms, bookId)] = probe.count
         guard try visitPages(probe, bookId: bookId, visit: visit), let last = probe.last else { return }
         let more = try Int64.fetchCursor(
             db, sql: "SELECT rowid FROM page_words WHERE \(filter) AND rowid > ?", arguments: arguments + [last])
@@ -92,7 +94,9 @@ extension SQLiteStore {
     func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
         // Counted already when the search read all its candidates (neither the vocabulary nor
         // the index is asked again).
-        if let known = candidateCounts.counts[countKey(terms, bookId)] { return min(known, max(0, cap)) }
+        let key = countKey(terms, bookId)
+        if let known = candidateCounts.counts[key] { return min(known, max(0, cap)) }
+        if let atLeast = candidateCounts.atLeast[key], atLeast >= cap { return max(0, cap) }
         guard let expression = try PageWords.expression(for: terms, db) else { return nil }
         guard case .match(let match) = expression else { return 0 }
         let (filter, arguments) = try pageMatch(match, bookId: bookId)

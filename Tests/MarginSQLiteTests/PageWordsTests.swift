@@ -145,6 +145,33 @@ import Testing
         #expect(reversed == found, "the order of the words changes nothing")
     }
 
+    /// A search that read more candidates than the count's cap leaves nothing to count: the
+    /// count asks the index nothing; a higher cap still counts them all.
+    @Test func aCountStopsWhereTheSearchsReadingDid() async throws {
+        let database = try LibraryDatabase()
+        let count = PageWords.rankedPages + 10
+        _ = try await addBook(database, pages: (1...count).map { "page \($0) holds the word common" })
+        let terms = [folded("common")]
+        final class Statements: @unchecked Sendable { var sql = [String]() }
+        let statements = Statements()
+        let (read, capped, exact) = try await database.writer.read { db in
+            let store = SQLiteStore(db: db)
+            var read = 0
+            try store.candidatePages(containing: terms, bookId: nil) { _ in
+                read += 1
+                return read < 5
+            }
+            db.trace { statements.sql.append("\($0)") }
+            let capped = try store.countCandidatePages(containing: terms, bookId: nil, cap: 1_000)
+            db.trace(nil)
+            return (read, capped, try store.countCandidatePages(containing: terms, bookId: nil, cap: 5_000))
+        }
+        #expect(read == 5)
+        #expect(capped == 1_000)
+        #expect(statements.sql.isEmpty, "counted again: \(statements.sql)")
+        #expect(exact == count)
+    }
+
     /// What a term becomes: words, a prefix for its open end, the vocabulary's words for its
     /// open start; nothing at all for a word no page has.
     @Test func termsBecomeWordQueries() async throws {

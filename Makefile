@@ -7,8 +7,9 @@ SWIFT ?= swift
 help:
 	@echo "make demo        install what's missing, build, and run Margin on ./demo-library"
 	@echo "make test        install what's missing, build, and run the whole test suite (what CI runs)"
-	@echo "make release     build .build/release/margin"
-	@echo "make install     install margin into /usr/local/bin, its man page and completions"
+	@echo "make release     build .build/release/margin and margin-full (which margin runs for downloads,"
+	@echo "                 team libraries and the reader's server)"
+	@echo "make install     install margin and margin-full into /usr/local/bin, the man page and completions"
 	@echo "make man         regenerate man/margin.1 from the command definitions"
 	@echo "make completions write bash, zsh and fish completions to completions/"
 	@echo "make fixtures    regenerate fixtures/pdf/ with fixtures/make-fixtures.py"
@@ -20,9 +21,11 @@ deps:
 
 build: deps
 	$(SWIFT) build --product margin
+	$(SWIFT) build --product margin-full
 
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product margin
+	$(SWIFT) build -c release --static-swift-stdlib --product margin-full
 
 demo: release
 	@scripts/demo.sh
@@ -49,6 +52,7 @@ completions: release
 
 install: release completions
 	install -m 755 .build/release/margin /usr/local/bin/margin
+	install -m 755 .build/release/margin-full /usr/local/bin/margin-full
 	install -D -m 644 man/margin.1 /usr/local/share/man/man1/margin.1
 	install -D -m 644 completions/margin.bash /usr/share/bash-completion/completions/margin
 	install -D -m 644 completions/_margin /usr/local/share/zsh/site-functions/_margin

@@ -65,7 +65,8 @@ let package = Package(
     name: "Margin",
     platforms: [.macOS(.v13)],
     products: [
-        .executable(name: "margin", targets: ["margin"])
+        .executable(name: "margin", targets: ["margin"]),
+        .executable(name: "margin-full", targets: ["margin-full"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -133,9 +134,18 @@ let package = Package(
             dependencies: [
                 "MarginCore",
                 "Poppler",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // Downloads over HTTP(S): the `Downloader` port with AsyncHTTPClient.
+        .target(
+            name: "MarginNetwork",
+            dependencies: [
+                "MarginKit",
+                "MarginCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -155,19 +165,30 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // The CLI
-        .executableTarget(
-            name: "margin",
+        // The CLI: every command, over whatever `Services` the executable running it has.
+        .target(
+            name: "MarginCLI",
             dependencies: [
                 "MarginKit",
                 "MarginCore",
                 "MarginSQLite",
-                "MarginPostgres",
-                "MarginServe",
                 "Poppler",
                 "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strict
+        ),
+        // `margin`: the CLI on a library on this machine; hands the rest to margin-full.
+        .executableTarget(
+            name: "margin",
+            dependencies: ["MarginCLI"],
+            swiftSettings: strict,
+            linkerSettings: marginLinkerSettings
+        ),
+        // `margin-full`: the CLI with downloads, team libraries and the reader's server.
+        .executableTarget(
+            name: "margin-full",
+            dependencies: ["MarginCLI", "MarginCore", "MarginNetwork", "MarginPostgres", "MarginServe"],
             swiftSettings: strict,
             linkerSettings: marginLinkerSettings
         ),
@@ -213,7 +234,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "MarginCLITests", dependencies: ["margin", "MarginKit", "MarginCore", "MarginSQLite", "TestSupport"],
+            name: "MarginCLITests",
+            dependencies: ["margin", "margin-full", "MarginKit", "MarginCore", "MarginSQLite", "TestSupport"],
             swiftSettings: strict),
     ]
 )

@@ -33,4 +33,42 @@ import Testing
         #expect(loaded.contains { $0.hasPrefix("libpoppler-glib.so") }, "\(loaded)")
         #expect(FileManager.default.fileExists(atPath: box.folder.path + "/p.png"))
     }
+
+    /// `margin` runs the commands that need no network, team library or server itself, answers
+    /// help for all, and hands every other command to margin-full (beside it) before doing
+    /// anything: alone, it says so in one line and the library is as before.
+    @Test func otherCommandsAreHandedToMarginFull() throws {
+        let box = Sandbox()
+        let folder = box.folder.path + "/bin"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: MarginRunner.binary, toPath: folder + "/margin")
+        var environment = ProcessInfo.processInfo.environment
+        environment["MARGIN_HOME"] = box.folder.path + "/library"
+        func alone(_ arguments: String...) throws -> RunResult {
+            try runProcess(folder + "/margin", arguments, environment: environment)
+        }
+        #expect(try alone("list").status == 0)
+        let help = try alone("serve", "--help")
+        #expect(help.status == 0 && help.stdout.contains("OVERVIEW"), "\(help)")
+        for arguments in [
+            ["add", Fixtures.pdf("sample.pdf")], ["--library", "postgres://me@127.0.0.1:1/team", "list"],
+        ] {
+            let handed = try runProcess(folder + "/margin", arguments, environment: environment)
+            #expect(handed.status != 0)
+            #expect(handed.stderrLines.count == 1, "\(handed.stderr)")
+            #expect(handed.stderr.hasPrefix("error: this command runs in margin-full"), "\(handed.stderr)")
+        }
+        #expect(try alone("list", "--json").stdout.filter { !$0.isWhitespace } == "[]", "nothing was added")
+        // Beside margin-full (as built and installed), the same add works.
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        // margin carries none of the network, PostgreSQL or server code.
+        let thin = try Data(contentsOf: URL(fileURLWithPath: MarginRunner.binary))
+        let full = try Data(
+            contentsOf: URL(
+                fileURLWithPath: (MarginRunner.binary as NSString).deletingLastPathComponent + "/margin-full"))
+        for module in ["AsyncHTTPClient", "PostgresNIO", "Hummingbird"] {
+            #expect(thin.range(of: Data(module.utf8)) == nil, "margin holds \(module)")
+            #expect(full.range(of: Data(module.utf8)) != nil, "margin-full lacks \(module)")
+        }
+    }
 }

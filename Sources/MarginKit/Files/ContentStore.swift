@@ -113,7 +113,7 @@ func makeFolder(_ path: String) throws {
 }
 
 /// True for a regular file; false for a missing path, a folder or a symlink.
-func isRegularFile(_ path: String) -> Bool {
+package func isRegularFile(_ path: String) -> Bool {
     var info = stat()
     return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
 }

@@ -4,21 +4,21 @@ import MarginCore
 
 /// A file being written chunk by chunk while its SHA-256 is computed, so a PDF of any size is
 /// never held in memory. Keeps the first and last bytes for the PDF checks.
-final class HashingFile {
-    let path: String
+package final class HashingFile {
+    package let path: String
     private let descriptor: Int32
     private var hasher = SHA256()
-    private(set) var count: Int64 = 0
+    package private(set) var count: Int64 = 0
     /// The first 1 KiB written.
-    private(set) var head = [UInt8]()
+    package private(set) var head = [UInt8]()
     /// The last 2 KiB written.
-    private(set) var tail = [UInt8]()
-    static let headSize = 1024
-    static let tailSize = 2048
+    package private(set) var tail = [UInt8]()
+    package static let headSize = 1024
+    package static let tailSize = 2048
 
     /// Opens `path` for writing: emptied, or with `append`, continued after the bytes it holds
     /// (which are hashed first, so the digest covers the whole file).
-    init(path: String, append: Bool = false) throws {
+    package init(path: String, append: Bool = false) throws {
         self.path = path
         descriptor = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC))
         guard descriptor >= 0 else {
@@ -48,7 +48,7 @@ final class HashingFile {
         close(descriptor)
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
         var offset = 0
         while offset < bytes.count {
@@ -63,7 +63,7 @@ final class HashingFile {
     }
 
     /// Flushes to disk and returns the hex SHA-256 of everything written.
-    func finish() throws -> String {
+    package func finish() throws -> String {
         guard fsync(descriptor) == 0 else {
             throw MarginError.io("cannot write \(path): \(String(cString: strerror(errno)))")
         }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import MarginCore
 import MarginKit
-import MarginServe
 
 extension Margin {
     struct Serve: AsyncParsableCommand {
@@ -52,12 +51,12 @@ extension Margin {
                     "serving on \(host) lets other machines in: give a token (--token T or MARGIN_TOKEN) or serve on 127.0.0.1"
                 )
             }
+            guard let serve = Services.current.serve else { throw NeedsFullExecutable() }
             let library = try global.openLibrary()
-            let server = ReaderServer(library: library, token: secret)
             let shown = host.contains(":") ? "[\(host)]" : host
             let quiet = global.quiet
             let openBrowser = open
-            try await server.run(host: host, port: port) { bound in
+            try await serve(library, secret, host, port) { bound in
                 let address = "http://\(shown == "0.0.0.0" ? "127.0.0.1" : shown):\(bound)/"
                 if !quiet {
                     Console.error(

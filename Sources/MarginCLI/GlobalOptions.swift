@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import MarginCore
 import MarginKit
-import MarginPostgres
 import MarginSQLite
 
 /// Options every command takes.
@@ -33,14 +32,12 @@ struct GlobalOptions: ParsableArguments {
         let library = try Library(
             paths: LibraryPaths.resolve(library: library, environment: ProcessInfo.processInfo.environment),
             configuration: Settings.configuration,
-            downloader: HTTPDownloader(configuration: Settings.configuration)
-        ) { location in
+            downloader: Services.current.downloader?(Settings.configuration) ?? NoDownloader()
+        ) { [allUsers] location in
             // A folder is a SQLite library; a postgres:// URL a team library on PostgreSQL.
             if isPostgresURL(location) {
-                let team = try PostgresLibraryDatabase(
-                    url: location, password: ProcessInfo.processInfo.environment["PGPASSWORD"])
-                if allUsers { team.audience = .sharedToo }
-                return team
+                guard let open = Services.current.openTeamLibrary else { throw NeedsFullExecutable() }
+                return try open(location, ProcessInfo.processInfo.environment["PGPASSWORD"], allUsers)
             }
             return try LibraryDatabase(path: location)
         }

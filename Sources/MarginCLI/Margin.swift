@@ -4,10 +4,12 @@ import Foundation
 import MarginCore
 import MarginKit
 
-/// The `margin` command: configuration only; each verb lives in `Subcommands/`.
-@main
-struct Margin: AsyncParsableCommand {
-    static var configuration: CommandConfiguration {
+/// The `margin` command: configuration only; each verb lives in `Subcommands/`. Both
+/// executables run it (`margin` and `margin-full`, see `Services`).
+public struct Margin: AsyncParsableCommand {
+    public init() {}
+
+    public static var configuration: CommandConfiguration {
         parsingWithoutCompletionCheck ? configurationWithoutCompletionCheck : fullConfiguration
     }
 
@@ -45,13 +47,20 @@ struct Margin: AsyncParsableCommand {
         ]
     )
 
-    static func main() async {
+    public static func main() async {
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         useOneMallocArena(verb: arguments.first)
         if CommandLine.arguments.dropFirst().first == PopplerIsolation.helperCommand {
             Foundation.exit(
                 PopplerIsolation.runHelper(
                     Array(CommandLine.arguments.dropFirst(2)), configuration: Settings.configuration))
+        }
+        // Commands that may use the network, a team library or the reader's server run in
+        // margin-full; help for them is answered here.
+        if !Services.current.isFull, let verb = arguments.first, !Services.runHere(verb),
+            !arguments.contains(where: { $0 == "--help" || $0 == "-h" })
+        {
+            Services.runFull()
         }
         var command: any ParsableCommand
         do {
@@ -82,6 +91,9 @@ struct Margin: AsyncParsableCommand {
             }
             OpenLibraries.shared.finishWriting()
             Foundation.exit(0)
+        } catch is NeedsFullExecutable {
+            // A team library, or a PDF to fetch: nothing was written yet.
+            Services.runFull()
         } catch {
             OpenLibraries.shared.finishWriting()
             exit(reporting: error, in: type(of: command))

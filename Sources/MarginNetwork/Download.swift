@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import MarginCore
+import MarginKit
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -315,38 +316,6 @@ struct Transfer: Sendable {
         guard let data = try? JSONEncoder().encode(info) else { return }
         _ = FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
     }
-}
-
-/// An exclusive `flock` on a lock file beside a resumable part. `init` returns nil when another
-/// download holds it. The lock file is removed on release while still locked, and a lock whose
-/// file was replaced meanwhile is not trusted, so two holders can never overlap.
-final class PartLock {
-    private let path: String
-    private var descriptor: Int32
-
-    init?(path: String) {
-        self.path = path
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return nil }
-        var held = stat()
-        var named = stat()
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, fstat(descriptor, &held) == 0, stat(path, &named) == 0,
-            held.st_ino == named.st_ino, held.st_dev == named.st_dev
-        else {
-            close(descriptor)
-            descriptor = -1
-            return nil
-        }
-    }
-
-    func release() {
-        guard descriptor >= 0 else { return }
-        unlink(path)
-        close(descriptor)
-        descriptor = -1
-    }
-
-    deinit { release() }
 }
 
 /// The task's result, or `late()`'s error when it takes longer than `seconds`; the task is

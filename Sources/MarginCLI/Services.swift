@@ -1,0 +1,79 @@
+import Foundation
+import MarginCore
+import MarginKit
+
+/// What the running executable can do besides a SQLite library on this machine.
+///
+/// Margin ships as two executables built from this one CLI: `margin` and, beside it,
+/// `margin-full`, which adds downloads (AsyncHTTPClient), team libraries (PostgresNIO) and the
+/// reader's server (Hummingbird). Those bring thousands of protocol conformances, and on Linux
+/// every process scans all of a binary's conformances each time it first asks whether a type
+/// conforms to a protocol (some 75 times in a search): without them `margin` starts faster.
+/// `margin` runs the commands that need none of them and hands every other one to
+/// `margin-full` with the same arguments (`exec`), before doing anything; help for every
+/// command is answered by either.
+public struct Services: Sendable {
+    /// Makes the downloader (HTTP).
+    public var downloader: (@Sendable (Configuration) -> any Downloader)?
+    /// Opens a team library: its URL, the password from the environment, whether annotations
+    /// other users shared are shown too.
+    public var openTeamLibrary: (@Sendable (String, String?, Bool) throws -> any LibraryStore)?
+    /// Serves the reader: the library, the token, host and port, then what to do once bound.
+    public var serve:
+        (@Sendable (Library, String?, String, Int, @escaping @Sendable (Int) -> Void) async throws -> Void)?
+
+    public init(
+        downloader: (@Sendable (Configuration) -> any Downloader)? = nil,
+        openTeamLibrary: (@Sendable (String, String?, Bool) throws -> any LibraryStore)? = nil,
+        serve: (@Sendable (Library, String?, String, Int, @escaping @Sendable (Int) -> Void) async throws -> Void)? =
+            nil
+    ) {
+        self.downloader = downloader
+        self.openTeamLibrary = openTeamLibrary
+        self.serve = serve
+    }
+
+    /// Set once by `main`, before anything else runs.
+    nonisolated(unsafe) public static var current = Services()
+
+    var isFull: Bool { downloader != nil && openTeamLibrary != nil && serve != nil }
+
+    /// The commands `margin` runs itself: they read and write the library but never download
+    /// (a PDF they need is already cached, or the command says how to fetch it). Anything else,
+    /// and any of these on a team library, runs in `margin-full`.
+    static let commandsRunHere = [
+        "list", "show", "recent", "search", "cite", "toc", "text", "bookmark", "memo", "annotations", "edit",
+        "remove", "help", "--help", "-h", "--version",
+    ]
+
+    static func runHere(_ verb: String) -> Bool {
+        commandsRunHere.contains(verb) || verb.hasPrefix("--generate-completion") || verb.hasPrefix("---")
+    }
+
+    /// The name of the executable that can do everything.
+    static let fullName = "margin-full"
+
+    /// Replaces this process with `margin-full` (beside this executable), same arguments.
+    static func runFull() -> Never {
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let full = (me as NSString).deletingLastPathComponent + "/" + fullName
+        let arguments = CommandLine.arguments.map { strdup($0) } + [nil]
+        execv(full, arguments)
+        let reason = String(cString: strerror(errno))
+        Console.error(
+            "error: this command runs in \(fullName), which should be installed beside margin (\(full): \(reason))")
+        exit(70)
+    }
+}
+
+/// Thrown where `margin` meets something only `margin-full` can do: main hands the command over.
+struct NeedsFullExecutable: Error {}
+
+/// The downloader of an executable without one: asking it hands the command to `margin-full`.
+struct NoDownloader: Downloader {
+    func download(_ request: DownloadRequest) async throws -> DownloadResult { throw NeedsFullExecutable() }
+    func fetch(_ url: String, accept: String, timeout: Double, maxSize: Int) async throws -> WebAnswer {
+        throw NeedsFullExecutable()
+    }
+}

@@ -1,0 +1,18 @@
+import MarginCLI
+import MarginCore
+import MarginNetwork
+import MarginPostgres
+import MarginServe
+
+// `margin-full`: every command, downloads, team libraries on PostgreSQL and `margin serve`.
+Services.current = Services(
+    downloader: { HTTPDownloader(configuration: $0) },
+    openTeamLibrary: { url, password, allUsers in
+        let team = try PostgresLibraryDatabase(url: url, password: password)
+        if allUsers { team.audience = .sharedToo }
+        return team
+    },
+    serve: { library, token, host, port, ready in
+        try await ReaderServer(library: library, token: token).run(host: host, port: port, ready: ready)
+    })
+await Margin.main()

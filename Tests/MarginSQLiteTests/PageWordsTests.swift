@@ -117,10 +117,11 @@ import Testing
         let database = try LibraryDatabase()
         let count = PageWords.rankedPages + 10
         let zebras = [10: 1, 20: 3, 30: 2]
-        let texts = (1...count).map { number in
-            "page \(number) holds the word common"
-                + String(repeating: " zebra", count: zebras[number] ?? 0)
-        }
+        let texts =
+            (1...count).map { number in
+                "page \(number) holds the word common"
+                    + String(repeating: " zebra", count: zebras[number] ?? 0)
+            } + ["the last page: zebra zebra zebra zebra, and no other word of the query"]
         let bookId = try await addBook(database, pages: texts)
         let terms = ["zebra", "common"].map(folded)
         let (found, counted) = try await database.repository.read { reader in
@@ -132,7 +133,7 @@ import Testing
             let counted = try reader.textIndex.countCandidatePages(containing: terms, bookId: nil, cap: 100)
             return (found, counted)
         }
-        #expect(found == [20, 30, 10], "the most zebras first")
+        #expect(found == [20, 30, 10], "the most zebras first; the page without the common word is not a match")
         #expect(counted == 3)
         let reversed = try await database.repository.read { reader in
             var found = [Int]()

@@ -93,6 +93,9 @@ let package = Package(
         // glibc's malloc settings, which Swift's Glibc module does not show.
         .target(name: "CMalloc"),
 
+        // An FTS5 ranking function (C: FTS5's extension API is a table of C function pointers).
+        .target(name: "CFTS5", linkerSettings: [.linkedLibrary("sqlite3")]),
+
         // Libraries
         .target(
             name: "Poppler",
@@ -110,6 +113,7 @@ let package = Package(
             name: "MarginSQLite",
             dependencies: [
                 "MarginCore",
+                "CFTS5",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],

@@ -56,6 +56,17 @@ extension SQLiteStore {
             }
         }
         if rare.isEmpty || rare.count == parts.count {
+            // One phrase (not a choice between several): bm25's order without its pass over
+            // every page holding the phrase for the phrase's weight, the same for every page
+            // (`margin_phrase_rank`, CFTS5). With a prefix ("dark matter halo…") that pass
+            // merged every word starting with it: 8.8 ms of a search at 100,000 pages.
+            if parts.count == 1, !parts[0].hasPrefix("("),
+                let ranked = try? Int64.fetchAll(
+                    db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY margin_phrase_rank(page_words)",
+                    arguments: arguments)
+            {
+                return ranked
+            }
             return try Int64.fetchAll(
                 db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
         }

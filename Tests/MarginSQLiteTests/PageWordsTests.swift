@@ -173,6 +173,35 @@ import Testing
         #expect(exact == count)
     }
 
+    /// A one-phrase search is ranked by `margin_phrase_rank`, which orders pages as FTS5's bm25
+    /// does (pages of different lengths holding the phrase different numbers of times, a phrase
+    /// ending in a prefix among them) without bm25's pass for the phrase's weight.
+    @Test func onePhraseRanksAsBM25() async throws {
+        let database = try LibraryDatabase()
+        let filler = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "iota"]
+        let texts = (0..<60).map { number in
+            var words = (0..<(5 + (number * 7) % 40)).map { filler[($0 + number) % filler.count] }
+            for hit in 0..<(number % 4) {
+                words.insert(hit % 2 == 0 ? "dark matter halo" : "dark matter halos", at: (hit * 3) % words.count)
+            }
+            return words.joined(separator: " ")
+        }
+        _ = try await addBook(database, pages: texts)
+        let orders = try await database.writer.read { db in
+            try [#""dark matter halo"*"#, #""dark matter""#, #""gamma""#].map { phrase in
+                try ["rank", "margin_phrase_rank(page_words)"].map { order in
+                    try Int64.fetchAll(
+                        db, sql: "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY \(order), rowid",
+                        arguments: [phrase])
+                }
+            }
+        }
+        for (phrase, pair) in zip(["dark matter halo*", "dark matter", "gamma"], orders) {
+            #expect(pair[0].count > 10, "\(phrase): \(pair[0].count) pages")
+            #expect(pair[0] == pair[1], "\(phrase)")
+        }
+    }
+
     /// What a term becomes: words, a prefix for its open end, the vocabulary's words for its
     /// open start; nothing at all for a word no page has.
     @Test func termsBecomeWordQueries() async throws {

@@ -458,16 +458,7 @@ struct SQLBuilder {
                 default: return "false"
                 }
             }
-            let symbol: String
-            switch comparison {
-            case .equal: symbol = "="
-            case .notEqual: symbol = "<>"
-            case .less: symbol = "<"
-            case .lessOrEqual: symbol = "<="
-            case .greater: symbol = ">"
-            case .greaterOrEqual: symbol = ">="
-            }
-            return "\(column) \(symbol) \(value(operand, for: name))"
+            return "\(column) \(comparison.sqlOperator) \(value(operand, for: name))"
         case .hasPrefix(let name, let text):
             return "starts_with(\(quoted(name))::text, \(placeholder(.text(text))))"
         case .isIn(let name, let values):

@@ -209,16 +209,7 @@ struct SelectSQL {
                 default: return "NULL"
                 }
             }
-            let symbol: String
-            switch comparison {
-            case .equal: symbol = "="
-            case .notEqual: symbol = "<>"
-            case .less: symbol = "<"
-            case .lessOrEqual: symbol = "<="
-            case .greater: symbol = ">"
-            case .greaterOrEqual: symbol = ">="
-            }
-            return "\(column) \(symbol) \(placeholder(operand))"
+            return "\(column) \(comparison.sqlOperator) \(placeholder(operand))"
         case .hasPrefix(let name, let text):
             let length = placeholder(.text(text))
             return "substr(\(quoted(name)), 1, length(\(length))) = \(placeholder(.text(text)))"

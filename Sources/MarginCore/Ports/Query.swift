@@ -28,7 +28,21 @@ extension Optional: StoreValueConvertible where Wrapped: StoreValueConvertible {
 
 /// A condition on a model's columns.
 public indirect enum Predicate: Sendable {
-    public enum Comparison: String, Sendable { case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual }
+    public enum Comparison: String, Sendable {
+        case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+
+        /// The SQL operator (the same in SQLite and PostgreSQL).
+        public var sqlOperator: String {
+            switch self {
+            case .equal: return "="
+            case .notEqual: return "<>"
+            case .less: return "<"
+            case .lessOrEqual: return "<="
+            case .greater: return ">"
+            case .greaterOrEqual: return ">="
+            }
+        }
+    }
     case compare(String, Comparison, StoreValue)
     /// Case-sensitive prefix match.
     case hasPrefix(String, String)

@@ -40,7 +40,9 @@ public struct Services: Sendable {
 
     /// The commands `margin` runs itself: they read and write the library but never download
     /// (a PDF they need is already cached, or the command says how to fetch it). Anything else,
-    /// and any of these on a team library, runs in `margin-full`.
+    /// and any of these on a team library, runs in `margin-full`. Keep it to commands that never
+    /// reach `Library.ensureCached` or a metadata lookup: `NoDownloader` hands a command over,
+    /// but a refetch turns that error into a "cannot fetch" message.
     static let commandsRunHere = [
         "list", "show", "recent", "search", "cite", "toc", "text", "bookmark", "memo", "annotations", "edit",
         "remove", "help", "--help", "-h", "--version",

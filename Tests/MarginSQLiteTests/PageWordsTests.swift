@@ -92,6 +92,40 @@ import Testing
     }
 
     /// A term on more pages than are ranked lists them all, in library order; fewer are ranked.
+    /// One write is one segment in each FTS5 index: its new words join the vocabulary in one
+    /// statement, after its pages. (A word at a time, `term`'s trigger opened a savepoint for
+    /// each, and FTS5 wrote out its pending changes at every one: a segment a page in
+    /// `page_words`, a segment a word in `term_fts`, merged again and again while adding.)
+    @Test func oneWriteIsOneSegmentOfEachIndex() async throws {
+        let database = try LibraryDatabase()
+        let texts = (0..<12).map { page in (0..<40).map { "w\(page)x\($0)" }.joined(separator: " ") }
+        _ = try await database.repository.write { writer in
+            var book = Book(sha256: String(repeating: "d", count: 64), title: "T", author: nil, pages: 12, bytes: 1)
+            try writer.insert(&book)
+            for (offset, text) in texts.enumerated() {
+                var page = PageText(bookId: book.id ?? 0, number: offset + 1, text: text)
+                page.computeIndexedWords()
+                try writer.insert(&page)
+            }
+        }
+        let (pageSegments, termSegments, words) = try await database.writer.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(DISTINCT segid) FROM page_words_idx"),
+                try Int.fetchOne(db, sql: "SELECT count(DISTINCT segid) FROM term_fts_idx"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM term")
+            )
+        }
+        #expect(words == 12 * 40)
+        #expect(pageSegments == 1)
+        #expect(termSegments == 1)
+        #expect(try await candidates(database, "w7x39") == [8])
+        #expect(try await candidates(database, "7x3") == [8], "found through the vocabulary's trigrams")
+        try await database.writer.write { db in
+            try db.execute(sql: "INSERT INTO page_words(page_words, rank) VALUES ('integrity-check', 0)")
+            try db.execute(sql: "INSERT INTO term_fts(term_fts, rank) VALUES ('integrity-check', 0)")
+        }
+    }
+
     @Test func aCommonTermListsEveryPageInLibraryOrder() async throws {
         let database = try LibraryDatabase()
         let count = PageWords.rankedPages + 10

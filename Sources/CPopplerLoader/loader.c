@@ -46,6 +46,7 @@
     X(g_array_append_vals) \
     X(g_array_sized_new) \
     X(g_array_unref) \
+    X(g_bytes_unref) \
     X(g_date_free) \
     X(g_date_get_day) \
     X(g_date_get_month) \
@@ -55,6 +56,9 @@
     X(g_filename_to_uri) \
     X(g_free) \
     X(g_list_free_full) \
+    X(g_mapped_file_get_bytes) \
+    X(g_mapped_file_new) \
+    X(g_mapped_file_unref) \
     X(g_object_unref) \
     X(poppler_annot_get_annot_type) \
     X(poppler_annot_get_color) \
@@ -85,6 +89,7 @@
     X(poppler_document_get_permissions) \
     X(poppler_document_get_subject) \
     X(poppler_document_get_title) \
+    X(poppler_document_new_from_bytes) \
     X(poppler_document_new_from_file) \
     X(poppler_document_save) \
     X(poppler_index_iter_free) \

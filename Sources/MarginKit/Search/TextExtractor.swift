@@ -54,14 +54,14 @@ enum TextExtractor {
         let about = AboutSlot()
         DispatchQueue.concurrentPerform(iterations: count) { worker in
             do {
-                var document = try Document(path: path, password: password)
+                var document = try Document(path: path, password: password, mapped: true)
                 var pages = [PageText]()
                 var read = 0
                 while let range = queue.next() {
                     // Poppler keeps every page it has loaded until the document closes: opened
                     // anew now and then, a book of any length costs the same memory.
                     if read >= Self.pagesPerOpen {
-                        document = try Document(path: path, password: password)
+                        document = try Document(path: path, password: password, mapped: true)
                         read = 0
                     }
                     read += range.count

@@ -173,7 +173,11 @@ struct SQLiteStore: StoreWriter, TextIndex {
 /// as arguments (the same SQL GRDB's query interface writes for them). Field names come from
 /// model code, never from users.
 struct SelectSQL {
-    var arguments = StatementArguments()
+    /// The values bound, in order. (Made into `StatementArguments` once: each
+    /// `StatementArguments(_:)` instantiates a key path, which cost more than the query for a
+    /// list of a few hundred ids.)
+    private var values = [DatabaseValue]()
+    var arguments: StatementArguments { StatementArguments(values) }
 
     mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool = true) -> String {
         var sql = ""
@@ -194,7 +198,7 @@ struct SelectSQL {
     }
 
     private mutating func placeholder(_ value: StoreValue) -> String {
-        arguments += StatementArguments([databaseValue(value)])
+        values.append(databaseValue(value))
         return "?"
     }
 

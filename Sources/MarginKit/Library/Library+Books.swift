@@ -83,7 +83,8 @@ extension Library {
             case .opened: query = query.sorted(by: Book.Fields.openedAt.descending, Book.Fields.id.ascending)
             }
             query = query.limit(filter.limit, offset: filter.offset)
-            return try self.infos(store.fetch(query), store)
+            let everyBook = query.predicate == nil && filter.limit == nil && (filter.offset ?? 0) == 0
+            return try self.infos(store.fetch(query), store, everyBook: everyBook)
         }
     }
 

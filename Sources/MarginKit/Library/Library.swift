@@ -116,19 +116,22 @@ public final class Library: Sendable {
     }
 
     /// The views of many books, with two queries (their sources, their tags) whatever their number.
-    func infos(_ books: [Book], _ reader: any StoreReader) throws -> [BookInfo] {
+    /// `everyBook`: `books` are all the library's books, so their sources and tags are all
+    /// there are (read without a list of ids for the database to match).
+    func infos(_ books: [Book], _ reader: any StoreReader, everyBook: Bool = false) throws -> [BookInfo] {
         let ids = books.compactMap(\.id)
         var sources = [Int64: [String]]()
-        for source in try reader.fetch(
-            Query<Source>().filter(Source.Fields.bookId.isIn(ids)).sorted(
-                by: Source.Fields.addedAt.ascending, Source.Fields.id.ascending))
-        {
+        var sourceQuery = Query<Source>().sorted(by: Source.Fields.addedAt.ascending, Source.Fields.id.ascending)
+        var tagQuery = Query<Tag>().sorted(by: Tag.Fields.name.ascending)
+        if !everyBook {
+            sourceQuery = sourceQuery.filter(Source.Fields.bookId.isIn(ids))
+            tagQuery = tagQuery.filter(Tag.Fields.bookId.isIn(ids))
+        }
+        for source in try reader.fetch(sourceQuery) {
             sources[source.bookId, default: []].append(source.url)
         }
         var tags = [Int64: [String]]()
-        for tag in try reader.fetch(
-            Query<Tag>().filter(Tag.Fields.bookId.isIn(ids)).sorted(by: Tag.Fields.name.ascending))
-        {
+        for tag in try reader.fetch(tagQuery) {
             tags[tag.bookId, default: []].append(tag.name)
         }
         let cached = blobs.containing(books.map(\.sha256))

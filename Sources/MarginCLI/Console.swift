@@ -34,7 +34,8 @@ enum Console {
     /// Columns aligned with two spaces; the last column is not padded.
     static func table(_ header: [String], _ rows: [[String]]) {
         let all = [header] + rows
-        let counts = all.map { row in row.map(\.count) }
+        // Characters (an ASCII string's bytes are its characters, counted without a walk).
+        let counts = all.map { row in row.map { $0.utf8.allSatisfy { $0 < 0x80 } ? $0.utf8.count : $0.count } }
         let widths = header.indices.map { column in counts.map { $0[column] }.max() ?? 0 }
         // Assembled as bytes and written at once: String padding and appending (Foundation's
         // padding(toLength:) most of all) cost thousands of instructions a cell on Linux.
@@ -99,6 +100,11 @@ func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
 
 /// Appends UTF-8 `bytes` without their control characters (line feeds, tabs and `keep` stay).
 func appendTerminalSafe(_ bytes: ArraySlice<UInt8>, to result: inout [UInt8], keep: Set<Unicode.Scalar> = []) {
+    // Mostly there are none: appended whole.
+    guard bytes.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else {
+        result.append(contentsOf: bytes)
+        return
+    }
     // Byte by byte: C0 controls and DEL are single bytes, C1 controls 0xC2 0x80…0x9F.
     var index = bytes.startIndex
     while index < bytes.endIndex {

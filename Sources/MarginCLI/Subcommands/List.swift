@@ -42,7 +42,7 @@ extension Margin {
         func run() async throws {
             let library = try global.openLibrary()
             let books = try await library.list(
-                BookFilter(folder: folder, tag: tag, sort: sort, limit: limit, offset: offset))
+                BookFilter(folder: folder, tag: tag, sort: sort, limit: limit, offset: offset, files: global.json))
             if global.json { return try Console.json(books) }
             if books.isEmpty {
                 if folder != nil || tag != nil {

@@ -5,6 +5,8 @@ extension String {
     public func replacingAll(_ target: String, with replacement: String) -> String {
         let needle = Array(target.utf8)
         guard !needle.isEmpty else { return self }
+        // Mostly there is nothing to replace: said by one scan, without copying.
+        guard utf8.contains(needle[0]) else { return self }
         let bytes = Array(utf8)
         guard bytes.count >= needle.count else { return self }
         var result = [UInt8]()

@@ -14,15 +14,20 @@ public struct BookFilter: Sendable {
     public var sort: BookSort = .added
     public var limit: Int?
     public var offset: Int?
+    /// Whether each book's sources and cached file are looked up (a table of books shows
+    /// neither; without them `sources` is empty, `cached` false and `file` nil).
+    public var files: Bool
 
     public init(
-        folder: String? = nil, tag: String? = nil, sort: BookSort = .added, limit: Int? = nil, offset: Int? = nil
+        folder: String? = nil, tag: String? = nil, sort: BookSort = .added, limit: Int? = nil, offset: Int? = nil,
+        files: Bool = true
     ) {
         self.folder = folder
         self.tag = tag
         self.sort = sort
         self.limit = limit
         self.offset = offset
+        self.files = files
     }
 }
 
@@ -84,7 +89,7 @@ extension Library {
             }
             query = query.limit(filter.limit, offset: filter.offset)
             let everyBook = query.predicate == nil && filter.limit == nil && (filter.offset ?? 0) == 0
-            return try self.infos(store.fetch(query), store, everyBook: everyBook)
+            return try self.infos(store.fetch(query), store, everyBook: everyBook, files: filter.files)
         }
     }
 

@@ -117,8 +117,12 @@ public final class Library: Sendable {
 
     /// The views of many books, with two queries (their sources, their tags) whatever their number.
     /// `everyBook`: `books` are all the library's books, so their sources and tags are all
-    /// there are (read without a list of ids for the database to match).
-    func infos(_ books: [Book], _ reader: any StoreReader, everyBook: Bool = false) throws -> [BookInfo] {
+    /// there are (read without a list of ids for the database to match). `files`: false leaves
+    /// out the sources and whether each PDF is cached (a stat a book), for views that show
+    /// neither (`sources` empty, `cached` false, `file` nil).
+    func infos(_ books: [Book], _ reader: any StoreReader, everyBook: Bool = false, files: Bool = true) throws
+        -> [BookInfo]
+    {
         let ids = books.compactMap(\.id)
         var sources = [Int64: [String]]()
         var sourceQuery = Query<Source>().sorted(by: Source.Fields.addedAt.ascending, Source.Fields.id.ascending)
@@ -127,14 +131,16 @@ public final class Library: Sendable {
             sourceQuery = sourceQuery.filter(Source.Fields.bookId.isIn(ids))
             tagQuery = tagQuery.filter(Tag.Fields.bookId.isIn(ids))
         }
-        for source in try reader.fetch(sourceQuery) {
-            sources[source.bookId, default: []].append(source.url)
+        if files {
+            for source in try reader.fetch(sourceQuery) {
+                sources[source.bookId, default: []].append(source.url)
+            }
         }
         var tags = [Int64: [String]]()
         for tag in try reader.fetch(tagQuery) {
             tags[tag.bookId, default: []].append(tag.name)
         }
-        let cached = blobs.containing(books.map(\.sha256))
+        let cached = files ? blobs.containing(books.map(\.sha256)) : []
         return books.map { book in
             info(
                 book, sources: book.id.flatMap { sources[$0] } ?? [], tags: book.id.flatMap { tags[$0] } ?? [],

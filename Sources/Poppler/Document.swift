@@ -11,31 +11,28 @@ public final class Document {
 
     /// Opens the PDF at `path`. Throws `PopplerError.passwordRequired` / `.wrongPassword` for
     /// encrypted files and `.unreadable` when poppler can't parse it.
-    ///
-    /// `mapped`: the file is mapped into memory and poppler reads it there. Opened by path,
-    /// poppler reads a file 256 bytes at a time, a system call each (a 1 MB PDF read through
-    /// is 4,000 of them); mapped, it reads no further. For files no one else changes while they
-    /// are open (a file changed under a mapping can stop the process).
-    public init(path: String, password: String? = nil, mapped: Bool = false) throws {
+    public convenience init(path: String, password: String? = nil) throws {
         try loadPoppler()
         var error: UnsafeMutablePointer<GError>?
-        let opened: OpaquePointer?
-        if mapped {
-            guard let file = g_mapped_file_new(path, 0, &error) else {
-                throw PopplerError.unreadable(takeMessage(error)?.message ?? "cannot read \(path)")
-            }
-            let bytes = g_mapped_file_get_bytes(file)
-            g_mapped_file_unref(file)
-            // The document holds the bytes (and so the mapping) for as long as it lives.
-            opened = poppler_document_new_from_bytes(bytes, password, &error)
-            g_bytes_unref(bytes)
-        } else {
-            let uri = takeString(g_filename_to_uri(path, nil, &error))
-            guard let uri else {
-                throw PopplerError.unreadable(takeMessage(error)?.message ?? "bad path \(path)")
-            }
-            opened = poppler_document_new_from_file(uri, password, &error)
+        let uri = takeString(g_filename_to_uri(path, nil, &error))
+        guard let uri else {
+            throw PopplerError.unreadable(takeMessage(error)?.message ?? "bad path \(path)")
         }
+        let opened = poppler_document_new_from_file(uri, password, &error)
+        try self.init(opened: opened, error: error, password: password)
+    }
+
+    /// Opens the PDF from a mapped file (see `MappedPDF`), without a password (an encrypted
+    /// PDF that needs one throws `passwordRequired`: open it by path). Poppler 22's
+    /// `poppler_document_new_from_bytes` crashes when a password given to it is wrong.
+    public convenience init(mapped: MappedPDF) throws {
+        var error: UnsafeMutablePointer<GError>?
+        // The document holds the bytes (and so the mapping) for as long as it lives.
+        let opened = poppler_document_new_from_bytes(mapped.bytes, nil, &error)
+        try self.init(opened: opened, error: error, password: nil)
+    }
+
+    private init(opened: OpaquePointer?, error: UnsafeMutablePointer<GError>?, password: String?) throws {
         guard let document = opened else {
             let (code, message) = takeMessage(error) ?? (0, "unknown error")
             if code == Int32(POPPLER_ERROR_ENCRYPTED.rawValue) {
@@ -83,4 +80,30 @@ func nonBlank(_ value: String?) -> String? {
         return nil
     }
     return trimmed
+}
+
+/// A PDF file mapped into memory, for documents to read there: opened by path, poppler reads a
+/// file 256 bytes at a time, a system call each (a 1 MB PDF read through is 4,000 of them).
+/// Shared by every document opened from it (on any thread: the bytes are only read). For files
+/// no one changes while they are open (a file cut short under a mapping stops the process).
+public final class MappedPDF: @unchecked Sendable {
+    let bytes: OpaquePointer
+
+    /// Maps the file at `path`; nil when it is larger than `limit` bytes (a mapping takes that
+    /// much of the process's address space, which the text extractor's is limited in) or can't
+    /// be mapped (the caller opens it by path, and reports what that says).
+    public init?(path: String, limit: Int) {
+        var info = stat()
+        guard (try? loadPoppler()) != nil, stat(path, &info) == 0, info.st_size <= limit else { return nil }
+        var error: UnsafeMutablePointer<GError>?
+        guard let file = g_mapped_file_new(path, 0, &error) else {
+            _ = takeMessage(error)
+            return nil
+        }
+        defer { g_mapped_file_unref(file) }
+        guard let bytes = g_mapped_file_get_bytes(file) else { return nil }
+        self.bytes = bytes
+    }
+
+    deinit { g_bytes_unref(bytes) }
 }

@@ -9,7 +9,8 @@ import Testing
 /// The SQLite page index (`PageWords`): words in a contentless FTS5 table, kept in step through a
 /// queue that triggers fill and margin's writes drain.
 @Suite struct PageWordsTests {
-    func addBook(_ database: LibraryDatabase, pages texts: [String]) async throws -> Int64 {
+    /// `wordsAhead`: each page's words worked out before the write, as `add` does.
+    func addBook(_ database: LibraryDatabase, pages texts: [String], wordsAhead: Bool = false) async throws -> Int64 {
         try await database.repository.write { writer in
             var book = Book(
                 sha256: String(repeating: "a", count: 64), title: "T", author: nil, pages: texts.count, bytes: 1)
@@ -17,6 +18,7 @@ import Testing
             let id = try #require(book.id)
             for (offset, text) in texts.enumerated() {
                 var page = PageText(bookId: id, number: offset + 1, text: text)
+                if wordsAhead { page.computeIndexedWords() }
                 try writer.insert(&page)
             }
             return id
@@ -66,16 +68,7 @@ import Testing
     @Test func wordsWorkedOutAheadIndexThePageTheSame() async throws {
         let database = try LibraryDatabase()
         let texts = ["Ünïcode café — naïve", "radio-\nisotopes and co-\noperation", "plain words here"]
-        let bookId = try await database.repository.write { writer in
-            var book = Book(sha256: String(repeating: "c", count: 64), title: "T", author: nil, pages: 3, bytes: 1)
-            try writer.insert(&book)
-            for (offset, text) in texts.enumerated() {
-                var page = PageText(bookId: book.id ?? 0, number: offset + 1, text: text)
-                page.computeIndexedWords()
-                try writer.insert(&page)
-            }
-            return book.id ?? 0
-        }
+        let bookId = try await addBook(database, pages: texts, wordsAhead: true)
         func check() async throws {
             try await database.writer.write { db in
                 try db.execute(sql: "INSERT INTO page_words(page_words, rank) VALUES ('integrity-check', 0)")
@@ -91,7 +84,6 @@ import Testing
         #expect(try await candidates(database, "cafe") == [])
     }
 
-    /// A term on more pages than are ranked lists them all, in library order; fewer are ranked.
     /// One write is one segment in each FTS5 index: its new words join the vocabulary in one
     /// statement, after its pages. (A word at a time, `term`'s trigger opened a savepoint for
     /// each, and FTS5 wrote out its pending changes at every one: a segment a page in
@@ -99,15 +91,7 @@ import Testing
     @Test func oneWriteIsOneSegmentOfEachIndex() async throws {
         let database = try LibraryDatabase()
         let texts = (0..<12).map { page in (0..<40).map { "w\(page)x\($0)" }.joined(separator: " ") }
-        _ = try await database.repository.write { writer in
-            var book = Book(sha256: String(repeating: "d", count: 64), title: "T", author: nil, pages: 12, bytes: 1)
-            try writer.insert(&book)
-            for (offset, text) in texts.enumerated() {
-                var page = PageText(bookId: book.id ?? 0, number: offset + 1, text: text)
-                page.computeIndexedWords()
-                try writer.insert(&page)
-            }
-        }
+        _ = try await addBook(database, pages: texts, wordsAhead: true)
         let (pageSegments, termSegments, words) = try await database.writer.read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT count(DISTINCT segid) FROM page_words_idx"),
@@ -126,6 +110,7 @@ import Testing
         }
     }
 
+    /// A term on more pages than are ranked lists them all, in library order; fewer are ranked.
     @Test func aCommonTermListsEveryPageInLibraryOrder() async throws {
         let database = try LibraryDatabase()
         let count = PageWords.rankedPages + 10

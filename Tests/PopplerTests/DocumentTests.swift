@@ -45,6 +45,30 @@ import Testing
         #expect(try document.page(1).text.contains("Herons"))
     }
 
+    /// A document opened from a mapping of its file reads as one opened by path: the same
+    /// pages and text; one that needs a password says so; a file over the limit, or absent, is
+    /// not mapped.
+    @Test func aMappedFileReadsAsItsPath() throws {
+        let sample = Fixtures.pdf("sample.pdf")
+        let mapped = try #require(MappedPDF(path: sample, limit: 1 << 20))
+        let byPath = try Document(path: sample)
+        // Two documents on one mapping, as the extractor's workers share it.
+        for document in [try Document(mapped: mapped), try Document(mapped: mapped)] {
+            #expect(document.pageCount == byPath.pageCount)
+            #expect(document.title == byPath.title)
+            for number in 1...byPath.pageCount {
+                #expect(try document.page(number).text == byPath.page(number).text)
+            }
+        }
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: sample)[.size] as? Int)
+        #expect(MappedPDF(path: sample, limit: size - 1) == nil)
+        #expect(MappedPDF(path: "/nonexistent/file.pdf", limit: 1 << 20) == nil)
+        let encrypted = try #require(MappedPDF(path: Fixtures.pdf("encrypted.pdf"), limit: 1 << 20))
+        #expect(throws: PopplerError.passwordRequired) { try Document(mapped: encrypted) }
+        let garbage = try #require(MappedPDF(path: Fixtures.pdf("not-a-pdf.html"), limit: 1 << 20))
+        #expect(throws: PopplerError.self) { try Document(mapped: garbage) }
+    }
+
     @Test func garbageIsUnreadableNotACrash() throws {
         #expect(throws: PopplerError.self) { try Document(path: Fixtures.pdf("not-a-pdf.html")) }
         #expect(throws: PopplerError.self) { try Document(path: "/nonexistent/file.pdf") }

@@ -26,6 +26,9 @@ enum TextExtractor {
     static let pagesPerOpen = 5_000
     /// Books longer than this are read by one worker.
     static let longBook = 20_000
+    /// PDFs up to this size are read from one mapping of the file that all workers share;
+    /// larger ones by path (a mapping takes address space, of which the extractor has a limit).
+    static let mappedUpTo = 256 << 20
 
     /// The text of every page, read in a child process with a time and memory limit when the
     /// executable offers one (`PopplerIsolation`), else here.
@@ -52,16 +55,22 @@ enum TextExtractor {
         let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
         let results = WorkerResults(count: count)
         let about = AboutSlot()
+        // Read from a mapping unless it needs a password (see `Document.init(mapped:)`).
+        let mapped = password == nil ? MappedPDF(path: path, limit: Self.mappedUpTo) : nil
+        @Sendable func open() throws -> Document {
+            if let mapped { return try Document(mapped: mapped) }
+            return try Document(path: path, password: password)
+        }
         DispatchQueue.concurrentPerform(iterations: count) { worker in
             do {
-                var document = try Document(path: path, password: password, mapped: true)
+                var document = try open()
                 var pages = [PageText]()
                 var read = 0
                 while let range = queue.next() {
                     // Poppler keeps every page it has loaded until the document closes: opened
                     // anew now and then, a book of any length costs the same memory.
                     if read >= Self.pagesPerOpen {
-                        document = try Document(path: path, password: password, mapped: true)
+                        document = try open()
                         read = 0
                     }
                     read += range.count

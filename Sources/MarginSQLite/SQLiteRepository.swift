@@ -98,6 +98,13 @@ struct SQLiteStore: StoreWriter, TextIndex {
         let columns = ColumnCursor(ColumnPositions(statement.columnNames))
         let rows = try Row.fetchCursor(statement)
         var models = [M]()
+        if M.self == Book.self {
+            // Read column by column (`RowReadable`); the cast is of a type to itself.
+            while let row = try rows.next() {
+                models.append(try Book(reading: RowReader(row: row, columns: columns)) as! M)
+            }
+            return models
+        }
         while let row = try rows.next() {
             models.append(try M(from: RowDecoder(row: row, columns: columns)))
         }

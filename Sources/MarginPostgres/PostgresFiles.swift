@@ -99,6 +99,8 @@ struct PostgresFiles: BlobStore {
 }
 
 extension PostgresLibraryDatabase: FileKeepingStore {
+    public var fileKeeper: (any FileKeepingStore)? { self }
+
     public func blobStore(caching local: any BlobStore) -> any BlobStore {
         PostgresFiles(store: self, local: local)
     }

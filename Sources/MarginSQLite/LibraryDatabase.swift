@@ -166,8 +166,13 @@ public final class LibraryDatabase: LibraryStore {
     /// caller), so other processes read while this one writes, and the other way round.
     private static func openCurrent(path: String) throws -> DatabaseQueue? {
         let queue = try DatabaseQueue(path: path, configuration: makeConfiguration())
+        // At this build's schema: the migrations applied are exactly the ones it knows (none
+        // superseded, none missing). Read from GRDB's table directly: the migrator's own checks
+        // go through its query interface, which introspects the schema first (1.9 million
+        // instructions, 3 % of a search). A missing table throws: the caller then opens the
+        // careful way.
         let current = try queue.read { db in
-            try !Schema.migrator.hasBeenSuperseded(db) && Schema.migrator.hasCompletedMigrations(db)
+            Set(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")) == Set(Schema.identifiers)
         }
         if current { return queue }
         try queue.close()

@@ -63,6 +63,8 @@ public struct MarginRunner: Sendable {
     public func run(_ arguments: String...) throws -> RunResult { try run(arguments) }
 }
 
+private let spawnLock = NSLock()
+
 private final class LockedData: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()
@@ -88,7 +90,16 @@ public func runProcess(
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
-    try process.run()
+    // One start at a time: Foundation's Process.run() crashed once (a read past a buffer in
+    // memcpy) with sixteen threads starting processes together. The children still run at once.
+    spawnLock.lock()
+    do {
+        try process.run()
+    } catch {
+        spawnLock.unlock()
+        throw error
+    }
+    spawnLock.unlock()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try? input.fileHandleForWriting.close()
     // Read both pipes concurrently so a large output can't block the child.

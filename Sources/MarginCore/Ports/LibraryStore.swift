@@ -16,6 +16,14 @@ public protocol LibraryStore: LibraryTransactions {
     func integrityReport() throws -> IntegrityReport
     /// The write count recorded after the last finished write, and the store's own.
     func writeCounts() throws -> (recorded: Int?, database: Int)
+    /// The store itself when it keeps the PDFs (a team's database); nil for one that doesn't.
+    /// (Asked here rather than with `as? any FileKeepingStore`: on Linux a failing cast to a
+    /// protocol scans every conformance in the binary, twice.)
+    var fileKeeper: (any FileKeepingStore)? { get }
+}
+
+extension LibraryStore {
+    public var fileKeeper: (any FileKeepingStore)? { nil }
 }
 
 /// The schema state of a library database.

@@ -88,7 +88,7 @@ extension Library {
     /// killed between storing a PDF and its book leaves one) stored more than `staleAfter` ago.
     public func cachePrune(staleAfter: TimeInterval = 3600) async throws -> CacheReport {
         var report = CacheReport()
-        if let team = database as? any FileKeepingStore {
+        if let team = database.fileKeeper {
             for file in try team.pruneFiles(olderThan: staleAfter) {
                 report.removedFromDatabase.append(file.sha256)
                 report.freedBytes += file.bytes

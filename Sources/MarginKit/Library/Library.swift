@@ -31,7 +31,7 @@ public final class Library: Sendable {
         let database = try openStore(paths.database)
         self.database = database
         // A store that keeps the PDFs itself (a team's database) has this cache hold local copies.
-        self.blobs = (database as? any FileKeepingStore)?.blobStore(caching: local) ?? local
+        self.blobs = database.fileKeeper?.blobStore(caching: local) ?? local
         // What processes that were killed or failed left behind is cleaned by the next one.
         blobs.removeStaleTemporaries()
     }

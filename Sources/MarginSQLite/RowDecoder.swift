@@ -12,20 +12,17 @@ import MarginCore
 /// (`ColumnPositions`) and shared by all its rows, and strings and numbers are read straight from
 /// SQLite, as GRDB's own record decoding reads them, rather than through a `DatabaseValue` copy.
 struct RowDecoder: Decoder {
-    let row: Row
-    let columns: ColumnCursor
+    let reader: RowReader
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// `columns` is the statement's, shared by its rows (decoded one after the other).
     init(row: Row, columns: ColumnCursor? = nil) {
-        self.row = row
-        self.columns = columns ?? ColumnCursor(ColumnPositions(Array(row.columnNames)))
-        self.columns.startRow()
+        reader = RowReader(row: row, columns: columns ?? ColumnCursor(ColumnPositions(Array(row.columnNames))))
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowContainer<Key>(row: row, columns: columns))
+        KeyedDecodingContainer(RowContainer<Key>(reader: reader))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -103,100 +100,58 @@ final class ColumnCursor {
     }
 }
 
+/// The `Decodable` face of a `RowReader`: each field is read as the reader reads it.
 private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let row: Row
-    let columns: ColumnCursor
+    let reader: RowReader
     var codingPath: [any CodingKey] { [] }
-    var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
+    var allKeys: [Key] { reader.row.columnNames.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { columns(key.stringValue) != nil }
+    func contains(_ key: Key) -> Bool { reader.columns(key.stringValue) != nil }
 
-    func decodeNil(forKey key: Key) throws -> Bool {
-        guard let index = columns(key.stringValue) else { return true }
-        return row.hasNull(atIndex: index)
-    }
+    func decodeNil(forKey key: Key) throws -> Bool { !reader.holds(key.stringValue) }
 
-    private func position(_ key: Key) throws -> Int {
-        guard let index = columns(key.stringValue) else {
-            throw DecodingError.keyNotFound(
-                key, .init(codingPath: [], debugDescription: "no column \(key.stringValue)"))
-        }
-        return index
-    }
-
-    /// Strings and numbers, read as SQLite gives them (NULL is an error, as in GRDB).
-    private func fast<T: DatabaseValueConvertible & StatementColumnConvertible>(_ key: Key) throws -> T {
-        try row.decode(T.self, atIndex: position(key))
-    }
-
-    private func value<T: DatabaseValueConvertible>(_ key: Key) throws -> T {
-        let stored = row[try position(key)] as DatabaseValue
-        guard let value = T.fromDatabaseValue(stored) else {
-            throw DecodingError.valueNotFound(
-                T.self, .init(codingPath: [key], debugDescription: "column \(key.stringValue) holds \(stored)"))
-        }
-        return value
-    }
-
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try fast(key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try fast(key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try fast(key) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try fast(key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try value(key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try value(key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try fast(key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try value(key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try value(key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try value(key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try value(key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try reader.value(key.stringValue) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader.value(key.stringValue) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader.value(key.stringValue) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try reader.converted(key.stringValue) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader.value(key.stringValue) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try reader.converted(key.stringValue) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try reader.converted(key.stringValue) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try reader.converted(key.stringValue) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try reader.value(key.stringValue) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try reader.converted(key.stringValue) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try reader.converted(key.stringValue) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try reader.converted(key.stringValue) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try reader.converted(key.stringValue) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try reader.converted(key.stringValue) }
 
     // Optional columns: found once and checked for NULL there (the protocol's default asks
     // `contains`, then `decodeNil`, then `decode`: three lookups of the column a field).
-    private func present(_ key: Key) -> Int? {
-        guard let index = columns(key.stringValue), !row.hasNull(atIndex: index) else { return nil }
-        return index
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try reader.optional(key.stringValue) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try reader.optional(key.stringValue)
     }
-
-    private func fastIfPresent<T: DatabaseValueConvertible & StatementColumnConvertible>(_ key: Key) throws -> T? {
-        guard let index = present(key) else { return nil }
-        return try row.decode(T.self, atIndex: index)
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try reader.optional(key.stringValue)
     }
-
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try fastIfPresent(key) }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try fastIfPresent(key) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try fastIfPresent(key) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try fastIfPresent(key) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try fastIfPresent(key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try reader.optional(key.stringValue) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try reader.optional(key.stringValue) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard present(key) != nil else { return nil }
+        guard reader.holds(key.stringValue) else { return nil }
         return try decode(type, forKey: key)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let name = key.stringValue
         // Casts to a concrete type: no protocol conformance is looked up.
-        if T.self == Date.self, let date = try date(key) as? T { return date }
-        if T.self == UUID.self, let uuid = try value(key) as UUID as? T { return uuid }
-        if T.self == Data.self, let data = try value(key) as Data as? T { return data }
+        if T.self == Date.self, let date = try reader.date(name) as? T { return date }
+        if T.self == UUID.self, let uuid = try reader.uuid(name) as? T { return uuid }
+        if T.self == Data.self, let data = try reader.converted(name) as Data as? T { return data }
+        if T.self == [String].self, let strings = try reader.strings(name) as? T { return strings }
         // Anything else was stored as JSON text, as GRDB stores nested values.
-        let text: String = try fast(key)
-        // Most lists of strings stored are empty (a book's typed fields, say).
-        if T.self == [String].self, text == "[]", let empty = [String]() as? T { return empty }
+        let text: String = try reader.value(name)
         return try JSONDecoder().decode(T.self, from: Data(text.utf8))
-    }
-
-    /// GRDB stores dates as UTC text, "2026-11-22 05:12:38.476": read here directly (GRDB's
-    /// parser goes through a calendar, tens of thousands of instructions a date); any other form
-    /// through GRDB.
-    private func date(_ key: Key) throws -> Date {
-        let index = try position(key)
-        if !row.hasNull(atIndex: index), let date = parseStoredDate(try row.decode(String.self, atIndex: index)) {
-            return date
-        }
-        return try value(key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -211,8 +166,8 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             [Any].self, .init(codingPath: [key], debugDescription: "columns hold no nested containers"))
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row) }
+    func superDecoder() throws -> any Decoder { RowDecoder(row: reader.row) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: reader.row) }
 }
 
 /// "YYYY-MM-DD HH:MM:SS" with an optional ".SSS", in UTC; nil for anything else.
@@ -262,8 +217,10 @@ protocol RowReadable {
     init(reading row: RowReader) throws
 }
 
-/// One row's columns by name (found as `RowDecoder` finds them), converted as GRDB converts
-/// them: a NULL where a value is required is an error.
+/// One row's columns by name (found by `ColumnCursor`), converted as GRDB's records convert
+/// them: strings and numbers read straight from SQLite, dates and UUIDs in their stored forms
+/// first, anything else through `fromDatabaseValue`; a NULL where a value is required is an
+/// error. `RowDecoder` reads through it too.
 struct RowReader {
     let row: Row
     let columns: ColumnCursor
@@ -272,6 +229,12 @@ struct RowReader {
         self.row = row
         self.columns = columns
         columns.startRow()
+    }
+
+    /// Whether the column is there and not NULL.
+    func holds(_ name: String) -> Bool {
+        guard let index = columns(name) else { return false }
+        return !row.hasNull(atIndex: index)
     }
 
     private func index(_ name: String) throws -> Int {
@@ -293,6 +256,9 @@ struct RowReader {
         return try row.decode(T.self, atIndex: index)
     }
 
+    /// GRDB stores dates as UTC text, "2026-11-22 05:12:38.476": read here directly (GRDB's
+    /// parser goes through a calendar, tens of thousands of instructions a date); any other form
+    /// through GRDB.
     func date(_ name: String) throws -> Date {
         let index = try index(name)
         if !row.hasNull(atIndex: index), let date = parseStoredDate(try row.decode(String.self, atIndex: index)) {
@@ -320,6 +286,11 @@ struct RowReader {
         let text: String = try value(name)
         if text == "[]" { return [] }
         return try JSONDecoder().decode([String].self, from: Data(text.utf8))
+    }
+
+    /// Any value GRDB converts (`fromDatabaseValue`).
+    func converted<T: DatabaseValueConvertible>(_ name: String) throws -> T {
+        try converted(try index(name), name)
     }
 
     private func converted<T: DatabaseValueConvertible>(_ index: Int, _ name: String) throws -> T {

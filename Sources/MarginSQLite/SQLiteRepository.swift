@@ -98,15 +98,14 @@ struct SQLiteStore: StoreWriter, TextIndex {
         let columns = ColumnCursor(ColumnPositions(statement.columnNames))
         let rows = try Row.fetchCursor(statement)
         var models = [M]()
-        if M.self == Book.self {
-            // Read column by column (`RowReadable`); the cast is of a type to itself.
-            while let row = try rows.next() {
-                models.append(try Book(reading: RowReader(row: row, columns: columns)) as! M)
-            }
-            return models
-        }
+        // Books read themselves column by column (`RowReadable`); the cast is of a type to itself.
+        let readsItself = M.self == Book.self
         while let row = try rows.next() {
-            models.append(try M(from: RowDecoder(row: row, columns: columns)))
+            if readsItself, let book = try Book(reading: RowReader(row: row, columns: columns)) as? M {
+                models.append(book)
+            } else {
+                models.append(try M(from: RowDecoder(row: row, columns: columns)))
+            }
         }
         return models
     }

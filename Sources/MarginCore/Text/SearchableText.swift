@@ -17,51 +17,63 @@ public struct SearchableText: Sendable {
     public let raw: [Int32]
 
     public init(_ text: String) {
-        var cased = [Unicode.Scalar]()
-        var folded = [Unicode.Scalar]()
-        var origin = [Int32]()
-        var raw = [Int32]()
+        var text = text
+        self = text.withUTF8 { SearchableText(utf8: $0) }
+    }
+
+    /// One pass over the UTF-8 bytes into buffers of known size (`Array.append` costs a
+    /// uniqueness and a capacity check a scalar, four arrays a scalar: most of a search's time
+    /// on its candidate pages). The rules are those of the scalar-by-scalar reading they
+    /// replaced, kept in the tests as the reference this must equal.
+    private init(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        let count = bytes.count
+        // A scalar takes at least a byte: `cased` and `raw` never hold more than `count`.
+        let cased = UnsafeMutablePointer<Unicode.Scalar>.allocate(capacity: max(1, count))
+        let raw = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, count))
+        var folded = FoldedBuffer(capacity: count + 16)
+        defer {
+            cased.deallocate()
+            raw.deallocate()
+            folded.deallocate()
+        }
+        var casedCount = 0
         var joins = [Int]()
-        var spaceAt = 0
-        // UTF-8 length: known without walking the string, and never less than the scalars.
-        let capacity = text.utf8.count
-        cased.reserveCapacity(capacity)
-        folded.reserveCapacity(capacity)
-        origin.reserveCapacity(capacity)
-        raw.reserveCapacity(capacity)
-        var scalars = [Unicode.Scalar]()
-        scalars.reserveCapacity(capacity)
-        for scalar in text.unicodeScalars { scalars.append(scalar) }
-        var index = 0
+        var spaceAt: Int32 = 0
         var pendingSpace = false
-        while index < scalars.count {
-            let scalar = scalars[index]
-            if isHyphen(scalar), let next = joinedLineBreak(scalars, after: index), let last = cased.last,
-                isLetter(last),
-                next < scalars.count, isLetter(scalars[next])
+        var byte = 0
+        var index: Int32 = 0
+        while byte < count {
+            let (scalar, length) = decodeScalar(bytes, at: byte)
+            if scalar.value == 0x2D || scalar.value == 0xAD || scalar.value == 0x2010,
+                casedCount > 0, isLetter(cased[casedCount - 1]),
+                let next = joinedLineBreak(bytes, after: byte + length), next.byte < count,
+                isLetter(decodeScalar(bytes, at: next.byte).scalar)
             {
                 // "in-\ndex" reads "index" (and "co-\noperation" also "co-operation", below).
-                joins.append(cased.count)
-                index = next
+                joins.append(casedCount)
+                byte = next.byte
+                index += 1 + next.scalars
                 continue
             }
             if isSpace(scalar) {
                 if !pendingSpace { spaceAt = index }
-                pendingSpace = !cased.isEmpty
+                pendingSpace = casedCount > 0
+                byte += length
                 index += 1
                 continue
             }
             if pendingSpace {
-                cased.append(" ")
-                raw.append(Int32(spaceAt))
-                folded.append(" ")
-                origin.append(Int32(cased.count - 1))
+                cased[casedCount] = " "
+                raw[casedCount] = spaceAt
+                folded.append(" ", from: Int32(casedCount))
+                casedCount += 1
                 pendingSpace = false
             }
-            cased.append(scalar)
-            raw.append(Int32(index))
-            let position = Int32(cased.count - 1)
-            appendFolded(scalar, to: &folded, origin: &origin, position: position)
+            cased[casedCount] = scalar
+            raw[casedCount] = index
+            folded.appendFolded(scalar, from: Int32(casedCount))
+            casedCount += 1
+            byte += length
             index += 1
         }
         // A hyphen at a line end may belong to the word ("applicative-order"): after the page,
@@ -76,24 +88,20 @@ public struct SearchableText: Sendable {
             }
             var end = join
             words = 0
-            while end < cased.count, words < 4 {
+            while end < casedCount, words < 4 {
                 if cased[end] == " " { words += 1 }
                 if words < 4 { end += 1 }
             }
-            folded.append("\n")
-            origin.append(Int32(start))
+            folded.append("\n", from: Int32(start))
             for position in start..<end {
-                if position == join {
-                    folded.append("-")
-                    origin.append(Int32(max(0, join - 1)))
-                }
-                appendFolded(cased[position], to: &folded, origin: &origin, position: Int32(position))
+                if position == join { folded.append("-", from: Int32(max(0, join - 1))) }
+                folded.appendFolded(cased[position], from: Int32(position))
             }
         }
-        self.cased = cased
-        self.folded = folded
-        self.origin = origin
-        self.raw = raw
+        self.cased = Array(UnsafeBufferPointer(start: cased, count: casedCount))
+        self.raw = Array(UnsafeBufferPointer(start: raw, count: casedCount))
+        self.folded = Array(UnsafeBufferPointer(start: folded.scalars, count: folded.count))
+        self.origin = Array(UnsafeBufferPointer(start: folded.origins, count: folded.count))
     }
 
     /// The range of the original text's scalars that a range of `cased` came from.
@@ -203,20 +211,42 @@ private func occurrences(of term: [Unicode.Scalar], in text: [Unicode.Scalar], w
     return result
 }
 
-private func isHyphen(_ scalar: Unicode.Scalar) -> Bool {
-    scalar == "-" || scalar == "\u{00AD}" || scalar == "\u{2010}"
+/// The scalar that starts at `offset` of valid UTF-8, and its length in bytes.
+@inline(__always)
+private func decodeScalar(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> (scalar: Unicode.Scalar, length: Int)
+{
+    let lead = UInt32(bytes[offset])
+    if lead < 0x80 { return (Unicode.Scalar(UInt8(lead)), 1) }
+    var value: UInt32
+    var length: Int
+    if lead < 0xE0 {
+        value = lead & 0x1F
+        length = 2
+    } else if lead < 0xF0 {
+        value = lead & 0x0F
+        length = 3
+    } else {
+        value = lead & 0x07
+        length = 4
+    }
+    for k in 1..<length { value = (value << 6) | (UInt32(bytes[offset + k]) & 0x3F) }
+    return (Unicode.Scalar(value) ?? "\u{FFFD}", length)
 }
 
-/// If a line break (with optional spaces around it) follows the hyphen at `index`, the index
-/// after it.
-private func joinedLineBreak(_ scalars: [Unicode.Scalar], after index: Int) -> Int? {
-    var next = index + 1
+/// If a line break (with optional spaces around it) starts at byte `offset` (just after a
+/// hyphen), where the text goes on: its byte, and the scalars skipped to get there.
+private func joinedLineBreak(_ bytes: UnsafeBufferPointer<UInt8>, after offset: Int) -> (byte: Int, scalars: Int32)? {
+    var next = offset
+    var skipped: Int32 = 0
     var sawBreak = false
-    while next < scalars.count, isSpace(scalars[next]) {
-        if scalars[next] == "\n" || scalars[next] == "\r" { sawBreak = true }
-        next += 1
+    while next < bytes.count {
+        let (scalar, length) = decodeScalar(bytes, at: next)
+        guard isSpace(scalar) else { break }
+        if scalar == "\n" || scalar == "\r" { sawBreak = true }
+        next += length
+        skipped += 1
     }
-    return sawBreak ? next : nil
+    return sawBreak ? (next, skipped) : nil
 }
 
 private func isSpace(_ scalar: Unicode.Scalar) -> Bool {
@@ -238,23 +268,60 @@ public func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
     return scalar.properties.isAlphabetic || scalar.properties.numericType != nil
 }
 
-/// Folds one scalar: ASCII lowercased directly; anything else through compatibility
-/// decomposition, dropping combining marks, then lowercase. Cached, as pages repeat scalars.
-/// Appends the folded form of `scalar`, each folded scalar coming from `position`. ASCII, most of
-/// most pages, is lowercased in place, without an array a scalar.
-@inline(__always)
-private func appendFolded(
-    _ scalar: Unicode.Scalar, to folded: inout [Unicode.Scalar], origin: inout [Int32], position: Int32
-) {
-    let value = scalar.value
-    if value < 0x80 {
-        folded.append((value >= 0x41 && value <= 0x5a) ? Unicode.Scalar(UInt8(value | 0x20)) : scalar)
-        origin.append(position)
-        return
+/// The folded scalars and, for each, the position in `cased` it came from; grown by doubling.
+private struct FoldedBuffer {
+    var scalars: UnsafeMutablePointer<Unicode.Scalar>
+    var origins: UnsafeMutablePointer<Int32>
+    var count = 0
+    var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        scalars = .allocate(capacity: capacity)
+        origins = .allocate(capacity: capacity)
     }
-    for foldedScalar in FoldCache.shared.fold(scalar) {
-        folded.append(foldedScalar)
-        origin.append(position)
+
+    func deallocate() {
+        scalars.deallocate()
+        origins.deallocate()
+    }
+
+    @inline(__always)
+    mutating func append(_ scalar: Unicode.Scalar, from position: Int32) {
+        if count == capacity { grow(to: capacity * 2) }
+        scalars[count] = scalar
+        origins[count] = position
+        count += 1
+    }
+
+    /// Appends the folded form of `scalar`: ASCII, most of most pages, lowercased in place;
+    /// anything else through compatibility decomposition, without combining marks, lowercased
+    /// (`FoldCache`).
+    @inline(__always)
+    mutating func appendFolded(_ scalar: Unicode.Scalar, from position: Int32) {
+        let value = scalar.value
+        if value < 0x80 {
+            append((value >= 0x41 && value <= 0x5a) ? Unicode.Scalar(UInt8(value | 0x20)) : scalar, from: position)
+            return
+        }
+        let fold = FoldCache.shared.fold(scalar)
+        if count + fold.count > capacity { grow(to: max(capacity * 2, count + fold.count)) }
+        for foldedScalar in fold {
+            scalars[count] = foldedScalar
+            origins[count] = position
+            count += 1
+        }
+    }
+
+    private mutating func grow(to newCapacity: Int) {
+        let newScalars = UnsafeMutablePointer<Unicode.Scalar>.allocate(capacity: newCapacity)
+        let newOrigins = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
+        newScalars.moveInitialize(from: scalars, count: count)
+        newOrigins.moveInitialize(from: origins, count: count)
+        deallocate()
+        scalars = newScalars
+        origins = newOrigins
+        capacity = newCapacity
     }
 }
 

@@ -1,0 +1,181 @@
+import Foundation
+import MarginCore
+import Testing
+
+/// `SearchableText` reads a page's UTF-8 in one pass into buffers; these tests hold it to the
+/// scalar-by-scalar reading it replaced (kept below as the reference), on hand-made edge cases
+/// and on thousands of random texts mixing every kind of scalar the rules treat differently.
+@Suite struct SearchableTextTests {
+    /// Scalars the rules tell apart: letters, digits, ASCII and Unicode spaces, line breaks, the
+    /// three hyphens, accents (precomposed and combining), ligatures, case folding that grows
+    /// (İ, ß), scalars of 2, 3 and 4 UTF-8 bytes, and U+FDFA, which folds into 18 scalars.
+    static let alphabet: [String] = [
+        "a", "b", "Z", "q", "7", " ", " ", " ", "\n", "\n", "\r", "\r\n", "\t", "\u{0B}", "\u{0C}", "-", "-",
+        "\u{00AD}", "\u{2010}", "\u{00A0}", "\u{2003}", "\u{3000}", "é", "e\u{0301}", "ﬁ", "ﬃ", "ß", "İ", "Σ", "ς", "漢",
+        "😀",
+        "\u{FDFA}", "_", ".", "(", "Ω", "ǅ", "Ⅻ", "①",
+    ]
+
+    @Test(arguments: [
+        "", " ", "  \n ", "-", "-\n", "a-", "a-\n", "a-\nb", "a -\nb", "a-\n  b", "a- \n\tb", "a-\r\nb", "a-\n\n-\nb",
+        "in-\ndex and co-\noperation", "1-\n2", "x-\n😀", "é-\nÉ", "ﬁ-\nﬂ", "word-\n", "-\nword", "a\u{00AD}\nb",
+        "a\u{2010}\u{2003}\nb", "a-\u{00A0}b", "  lead and trail  ", "UPPER lower MiXeD", "\u{FDFA}\u{FDFA}",
+        String(repeating: "\u{FDFA}", count: 40), String(repeating: "ab-\ncd ", count: 30),
+    ])
+    func readsAsTheReference(text: String) {
+        expectEqualToReference(text)
+    }
+
+    @Test func randomTextsReadAsTheReference() {
+        var generator = SplitMix(seed: 0x6D61_7267_696E)
+        for round in 0..<3_000 {
+            let length = round < 2_000 ? Int(generator.next() % 40) : Int(generator.next() % 600)
+            var text = ""
+            for _ in 0..<length {
+                text += Self.alphabet[Int(generator.next() % UInt64(Self.alphabet.count))]
+            }
+            expectEqualToReference(text)
+        }
+    }
+
+    @Test func matchesAndSnippetsAcrossAJoinedLineEnd() {
+        let text = SearchableText("An appli-\ncative-order evaluation of Co-\nOperation")
+        #expect(text.foldedMatches(foldedTerm("applicative"), wholeWord: false).count == 1)
+        #expect(text.foldedMatches(foldedTerm("appli-cative"), wholeWord: false).count == 1)
+        #expect(text.foldedMatches(foldedTerm("cooperation"), wholeWord: true).count == 1)
+        let match = text.foldedMatches(foldedTerm("order"), wholeWord: true)
+        #expect(match.count == 1)
+        #expect(
+            text.snippet(around: match[0], open: "[", close: "]") == "An applicative-[order] evaluation of CoOperation")
+    }
+
+    private func expectEqualToReference(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let fast = SearchableText(text)
+        let reference = ReferenceText(text)
+        #expect(fast.cased == reference.cased, "cased of \(text.debugDescription)", sourceLocation: sourceLocation)
+        #expect(fast.folded == reference.folded, "folded of \(text.debugDescription)", sourceLocation: sourceLocation)
+        #expect(fast.origin == reference.origin, "origin of \(text.debugDescription)", sourceLocation: sourceLocation)
+        #expect(fast.raw == reference.raw, "raw of \(text.debugDescription)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A small deterministic generator (SplitMix64): the same texts on every run.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E509
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The reading `SearchableText` must equal, scalar by scalar with `Array.append`, as it was
+/// written first: joins of words hyphenated at a line end, runs of white space as one space,
+/// the folded copy (lowercase, no accents, compatibility forms) with where each scalar came from,
+/// and each joined word written again with its hyphen after the page.
+private struct ReferenceText {
+    var cased = [Unicode.Scalar]()
+    var folded = [Unicode.Scalar]()
+    var origin = [Int32]()
+    var raw = [Int32]()
+
+    init(_ text: String) {
+        let scalars = Array(text.unicodeScalars)
+        var joins = [Int]()
+        var spaceAt = 0
+        var index = 0
+        var pendingSpace = false
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if Self.isHyphen(scalar), let next = Self.joinedLineBreak(scalars, after: index), let last = cased.last,
+                Self.isLetter(last), next < scalars.count, Self.isLetter(scalars[next])
+            {
+                joins.append(cased.count)
+                index = next
+                continue
+            }
+            if Self.isSpace(scalar) {
+                if !pendingSpace { spaceAt = index }
+                pendingSpace = !cased.isEmpty
+                index += 1
+                continue
+            }
+            if pendingSpace {
+                cased.append(" ")
+                raw.append(Int32(spaceAt))
+                folded.append(" ")
+                origin.append(Int32(cased.count - 1))
+                pendingSpace = false
+            }
+            cased.append(scalar)
+            raw.append(Int32(index))
+            appendFolded(scalar, position: Int32(cased.count - 1))
+            index += 1
+        }
+        for join in joins {
+            var start = join
+            var words = 0
+            while start > 0, words < 4 {
+                if cased[start - 1] == " " { words += 1 }
+                if words < 4 { start -= 1 }
+            }
+            var end = join
+            words = 0
+            while end < cased.count, words < 4 {
+                if cased[end] == " " { words += 1 }
+                if words < 4 { end += 1 }
+            }
+            folded.append("\n")
+            origin.append(Int32(start))
+            for position in start..<end {
+                if position == join {
+                    folded.append("-")
+                    origin.append(Int32(max(0, join - 1)))
+                }
+                appendFolded(cased[position], position: Int32(position))
+            }
+        }
+    }
+
+    private mutating func appendFolded(_ scalar: Unicode.Scalar, position: Int32) {
+        if scalar.value < 0x80 {
+            folded.append(Unicode.Scalar(UInt8(scalar.value)).properties.lowercaseMapping.unicodeScalars.first!)
+            origin.append(position)
+            return
+        }
+        let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
+        let kept = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
+        for foldedScalar in kept.isEmpty ? [scalar] : Array(kept) {
+            folded.append(foldedScalar)
+            origin.append(position)
+        }
+    }
+
+    private static func isHyphen(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "-" || scalar == "\u{00AD}" || scalar == "\u{2010}"
+    }
+
+    private static func joinedLineBreak(_ scalars: [Unicode.Scalar], after index: Int) -> Int? {
+        var next = index + 1
+        var sawBreak = false
+        while next < scalars.count, isSpace(scalars[next]) {
+            if scalars[next] == "\n" || scalars[next] == "\r" { sawBreak = true }
+            next += 1
+        }
+        return sawBreak ? next : nil
+    }
+
+    private static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x80
+            ? (scalar == " " || scalar == "\n" || scalar == "\t" || scalar == "\r" || scalar == "\u{0C}"
+                || scalar == "\u{0B}") : scalar.properties.isWhitespace
+    }
+
+    private static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x80
+            ? ((scalar.value | 0x20) >= 0x61 && (scalar.value | 0x20) <= 0x7a) : scalar.properties.isAlphabetic
+    }
+}

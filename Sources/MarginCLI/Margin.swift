@@ -118,9 +118,11 @@ public struct Margin: AsyncParsableCommand {
             if let command, let name = command.configuration.commandName {
                 // Thrown while running a command: its own usage, not the root's.
                 let path = commandPath(to: command) ?? name
+                // Its synopsis without the names before it ("margin search").
+                var synopsis = command.usageString().split(separator: " ", omittingEmptySubsequences: false)[...]
+                if synopsis.first == "margin" { synopsis = synopsis.dropFirst() }
                 usage =
-                    "Usage: margin \(path) "
-                    + command.usageString().split(separator: " ", maxSplits: 1).dropFirst().joined()
+                    "Usage: margin \(path) " + synopsis.dropFirst().joined(separator: " ")
                     + "\n  See 'margin \(path) --help' for more information."
             }
             Console.error("error: \(message(for: error))")
@@ -152,11 +154,35 @@ public struct Margin: AsyncParsableCommand {
         parsingWithoutCompletionCheck = true
         defer { parsingWithoutCompletionCheck = false }
         do {
-            let command = try parseAsRoot(arguments)
+            let command: any ParsableCommand
+            if let (leaf, rest) = leafCommand(arguments) {
+                command = try leaf.parseAsRoot(rest)
+            } else {
+                command = try parseAsRoot(arguments)
+            }
             return type(of: command).configuration.commandName == "help" ? nil : .command(command)
         } catch {
             return exitCode(for: error) == .success ? .answered(error) : nil
         }
+    }
+
+    /// The command the leading words name when it has no subcommands of its own, and the
+    /// arguments after its name: it can be parsed as the root of a tree of its own. Parsing
+    /// `margin` first would build the command's arguments (a mirror of it) twice more, only to
+    /// ask whether it captures all remaining input; none of Margin's commands does.
+    static func leafCommand(_ arguments: [String]) -> (any ParsableCommand.Type, [String])? {
+        var level = fullConfiguration.subcommands
+        var command: (any ParsableCommand.Type)?
+        var words = arguments[...]
+        while let word = words.first, !word.hasPrefix("-"),
+            let next = level.first(where: { $0.configuration.commandName == word })
+        {
+            command = next
+            level = next.configuration.subcommands
+            words = words.dropFirst()
+        }
+        guard let command, level.isEmpty else { return nil }
+        return (command, Array(words))
     }
 
     /// Commands whose threads allocate at once, and a lot (poppler reading on every core, the
@@ -251,4 +277,16 @@ func editDistance(_ a: String, _ b: String) -> Int {
         }
     }
     return row[b.count]
+}
+
+extension CommandConfiguration {
+    /// This configuration, naming `margin` as the command above this one. ArgumentParser reads
+    /// that name only on the root of a parse, so help, usage and the manual, all made from
+    /// `margin`, are unchanged; a command parsed as its own root (`Margin.leafCommand`) then
+    /// skips the check for `--generate-completion-script`, which parses the arguments twice more.
+    var ofMargin: CommandConfiguration {
+        var configuration = self
+        configuration._superCommandName = "margin"
+        return configuration
+    }
 }

@@ -34,6 +34,37 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: box.folder.path + "/p.png"))
     }
 
+    /// A command without subcommands is parsed as the root of a tree of its own (ArgumentParser
+    /// would otherwise build its arguments twice more while parsing `margin`); what users see
+    /// of it is still that of `margin COMMAND`: usage lines, help, errors, and the command run.
+    @Test func commandsParsedOnTheirOwnReadAsCommandsOfMargin() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        for (arguments, usage) in [
+            (["search"], "Usage: margin search <query> "), (["bookmark", "add"], "Usage: margin bookmark add <book> "),
+            (["list", "--limit", "x"], "Usage: margin list "), (["show", "1", "--frobnicate"], "Usage: margin show "),
+        ] {
+            let result = try box.margin.run(arguments)
+            #expect(result.status == 64, "\(arguments): \(result)")
+            #expect(result.stderrLines.first?.hasPrefix("error: ") == true, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(usage), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("margin margin"), "\(arguments): \(result.stderr)")
+        }
+        for arguments in [["search", "--help"], ["help", "search"], ["bookmark", "add", "--help"]] {
+            let help = try box.margin.run(arguments)
+            #expect(help.status == 0, "\(arguments): \(help)")
+            #expect(
+                help.stdout.contains(
+                    "USAGE: margin \(arguments.filter { $0 != "help" && $0 != "--help" }.joined(separator: " ")) "))
+            #expect(!help.stdout.contains("margin margin"), "\(arguments): \(help.stdout)")
+        }
+        let hits = try box.margin.run(["search", "inverted", "--limit", "1", "--json"])
+        #expect(hits.status == 0, "\(hits)")
+        #expect(hits.stdout.contains("\"page\""), "\(hits.stdout)")
+        let version = try box.margin.run(["search", "--version"])
+        #expect(version.status == 0 && !version.stdout.isEmpty, "answered as 'margin --version' is: \(version)")
+    }
+
     /// `margin` runs the commands that need no network, team library or server itself, answers
     /// help for all, and hands every other command to margin-full (beside it) before doing
     /// anything: alone, it says so in one line and the library is as before.

@@ -29,7 +29,8 @@ extension Margin {
                 Examples:
                   margin add https://arxiv.org/pdf/1706.03762 --folder papers/ml --tag attention
                   margin add ~/Downloads/*.pdf --jobs 8
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: ArgumentHelp("URLs (http, https, file) or paths of PDFs.", valueName: "URL|PATH"))
         var inputs: [String]

@@ -8,11 +8,13 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "cache",
             abstract: "Look after the cache of PDFs: list, verify, prune, clear.",
-            subcommands: [List.self, Verify.self, Prune.self, Clear.self])
+            subcommands: [List.self, Verify.self, Prune.self, Clear.self]
+        ).ofMargin
 
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "list", abstract: "List cached files: size, which book, last used.")
+                commandName: "list", abstract: "List cached files: size, which book, last used."
+            ).ofMargin
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
@@ -44,7 +46,8 @@ extension Margin {
                     A corrupted file is moved to the cache's damaged/ folder, then fetched again; \
                     the damaged copy is deleted only once a good one is back. Exits non-zero when \
                     a corrupted file could not be restored.
-                    """)
+                    """
+            ).ofMargin
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
@@ -75,7 +78,8 @@ extension Margin {
                     that no book or version uses (a client stopped between storing a PDF and \
                     saving its book leaves one), once they are an hour old: a younger one may \
                     belong to a book another client is adding.
-                    """)
+                    """
+            ).ofMargin
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
@@ -98,7 +102,8 @@ extension Margin {
                     source still serves it (an http(s) URL, or a local file with the same bytes). \
                     Old versions kept by 'margin refresh', the served file of a book refreshed with \
                     --keep-old, and copies of local files that changed are kept unless --all.
-                    """)
+                    """
+            ).ofMargin
             @Flag(help: "Also drop files that can't be fetched again.") var all = false
             @OptionGroup var global: GlobalOptions
 

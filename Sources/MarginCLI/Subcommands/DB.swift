@@ -8,7 +8,8 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "db",
             abstract: "Inspect the library database.",
-            subcommands: [Init.self, Status.self, Check.self, Copy.self, Grant.self])
+            subcommands: [Init.self, Status.self, Check.self, Copy.self, Grant.self]
+        ).ofMargin
 
         struct Grant: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -24,7 +25,8 @@ extension Margin {
 
                     Example:
                       margin --library postgres://admin@db.lab.example/papers db grant alice
-                    """)
+                    """
+            ).ofMargin
 
             @Argument(help: "The PostgreSQL role.") var role: String
             @OptionGroup var global: GlobalOptions
@@ -57,7 +59,8 @@ extension Margin {
                     Examples:
                       margin db copy --to postgres://alice@db.lab.example/papers
                       margin --library postgres://alice@db.lab.example/papers db copy --to ~/papers-backup
-                    """)
+                    """
+            ).ofMargin
 
             @Option(
                 help: ArgumentHelp(
@@ -98,7 +101,8 @@ extension Margin {
                     migrations it lacks, each in one transaction; a schema newer than this margin is \
                     refused untouched. A folder library is created and upgraded the same way when \
                     any command opens it.
-                    """)
+                    """
+            ).ofMargin
 
             @OptionGroup var global: GlobalOptions
 
@@ -115,7 +119,8 @@ extension Margin {
         struct Status: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "status",
-                abstract: "Show the schema version, pending migrations, counts and paths.")
+                abstract: "Show the schema version, pending migrations, counts and paths."
+            ).ofMargin
 
             @OptionGroup var global: GlobalOptions
 
@@ -150,7 +155,8 @@ extension Margin {
                     file deleted, or an older copy put in place). --repair removes those temporary \
                     files, indexes those books and fetches missing PDFs from their sources. Exits \
                     non-zero when a problem remains.
-                    """)
+                    """
+            ).ofMargin
 
             @Flag(help: "Fix what can be fixed.") var repair = false
             @OptionGroup var global: GlobalOptions

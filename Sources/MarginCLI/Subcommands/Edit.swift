@@ -15,7 +15,8 @@ extension Margin {
                 for a book restored from a backup, which carries no passwords.
 
                 Example: margin edit 3 --folder papers/ml --tag read --untag to-read
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The book.")
         var book: String
@@ -79,7 +80,8 @@ extension Margin {
                 Removes each BOOK with its sources, tags and annotations, and deletes its cached \
                 PDF. A book with annotations is removed only with --yes. 'margin rm --all --yes' \
                 empties the library.
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The books to remove.")
         var books: [String] = []

@@ -35,7 +35,8 @@ extension Margin {
                   margin export 3 --format markdown > notes.md
                   margin export 3 --format pdf -o annotated.pdf
                   margin export --all --format bibtex -o library.bib
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The books.") var books: [String] = []
         @Flag(help: "Every book in the library.") var all = false
@@ -152,7 +153,8 @@ extension Margin {
                 matched by its UUID and by the SHA-256 of each of its versions, so a backup made \
                 before a refresh imports into the same library. One transaction: a malformed file \
                 imports nothing and the error says where. --dry-run reports the counts only.
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The JSON file (- for stdin).") var file: String
         @Flag(help: "Report what would change without writing.") var dryRun = false
@@ -194,7 +196,8 @@ extension Margin {
                 Highlight, Underline, StrikeOut and Squiggly become highlights with the text under \
                 them; Text and FreeText notes become memos on their page. Authors and dates are \
                 kept. Running it again adds nothing.
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The book.") var book: String
         @OptionGroup var global: GlobalOptions

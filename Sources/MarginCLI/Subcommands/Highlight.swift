@@ -8,7 +8,8 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "highlight",
             abstract: "Highlight text on pages; list, edit and remove highlights.",
-            subcommands: [Add.self, List.self, Edit.self, Remove.self])
+            subcommands: [Add.self, List.self, Edit.self, Remove.self]
+        ).ofMargin
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -24,7 +25,8 @@ extension Margin {
                     Examples:
                       margin highlight add 3 --text "inverted index" --color green --note "key idea"
                       margin highlight add 3 --page 7 --text "lemma" --all
-                    """)
+                    """
+            ).ofMargin
 
             @Argument(help: "The book.") var book: String
             @Option(help: "The text to highlight.") var text: String
@@ -64,7 +66,8 @@ extension Margin {
 
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "list", abstract: "List highlights in reading order (of one book, or all).")
+                commandName: "list", abstract: "List highlights in reading order (of one book, or all)."
+            ).ofMargin
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
@@ -92,7 +95,8 @@ extension Margin {
         struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "edit",
-                abstract: "Change a highlight's note or colour (--note \"\" clears it), or share it.")
+                abstract: "Change a highlight's note or colour (--note \"\" clears it), or share it."
+            ).ofMargin
 
             @Argument(help: "The highlight's id.") var id: Int64
             @Option(help: "The new note.") var note: String?
@@ -116,7 +120,7 @@ extension Margin {
         }
 
         struct Remove: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a highlight.")
+            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a highlight.").ofMargin
 
             @Argument(help: "The highlight's id.") var id: Int64
             @OptionGroup var global: GlobalOptions
@@ -133,7 +137,8 @@ extension Margin {
     struct Annotations: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "annotations",
-            abstract: "Everything on a book, in reading order: bookmarks, highlights and memos.")
+            abstract: "Everything on a book, in reading order: bookmarks, highlights and memos."
+        ).ofMargin
 
         @Argument(help: "The book.") var book: String
         @OptionGroup var global: GlobalOptions

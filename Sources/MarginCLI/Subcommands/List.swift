@@ -15,7 +15,8 @@ extension Margin {
                   margin list --folder papers --sort title
                   margin list --tag to-read --limit 20 --offset 20
                   margin list --json | jq '.[].title'
-                """)
+                """
+        ).ofMargin
 
         @Option(help: ArgumentHelp("Only books in this folder or its subfolders.", valueName: "F"))
         var folder: String?

@@ -8,7 +8,8 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "memo",
             abstract: "Write, list, edit and remove memos on books and pages.",
-            subcommands: [Add.self, List.self, Edit.self, Remove.self])
+            subcommands: [Add.self, List.self, Edit.self, Remove.self]
+        ).ofMargin
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -19,7 +20,8 @@ extension Margin {
                     Examples:
                       margin memo add 3 --page 12 "Compare with chapter 2"
                       pbpaste | margin memo add 3 -
-                    """)
+                    """
+            ).ofMargin
 
             @Argument(help: "The book.") var book: String
             @Argument(help: "The memo, or - to read it from stdin.") var text: String
@@ -40,7 +42,8 @@ extension Margin {
 
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "list", abstract: "List memos (of one book, or all).")
+                commandName: "list", abstract: "List memos (of one book, or all)."
+            ).ofMargin
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
@@ -62,7 +65,8 @@ extension Margin {
 
         struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "edit", abstract: "Replace a memo's text (- reads stdin), or share it.")
+                commandName: "edit", abstract: "Replace a memo's text (- reads stdin), or share it."
+            ).ofMargin
 
             @Argument(help: "The memo's id.") var id: Int64
             @Argument(help: "The new text, or - to read it from stdin.") var text: String?
@@ -85,7 +89,7 @@ extension Margin {
         }
 
         struct Remove: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a memo.")
+            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a memo.").ofMargin
 
             @Argument(help: "The memo's id.") var id: Int64
             @OptionGroup var global: GlobalOptions

@@ -15,7 +15,8 @@ extension Margin {
                 again by its text and the text around it; ones that can't be found are marked \
                 orphaned, never deleted). --keep-old stores the new version but keeps serving the \
                 old one. 'margin book versions BOOK' lists versions.
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The books (all when none are given).") var books: [String] = []
         @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
@@ -55,11 +56,13 @@ extension Margin {
 
     struct BookCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self, Use.self])
+            commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self, Use.self]
+        ).ofMargin
 
         struct Versions: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "versions", abstract: "List the versions of a book's PDF, oldest first.")
+                commandName: "versions", abstract: "List the versions of a book's PDF, oldest first."
+            ).ofMargin
 
             @Argument(help: "The book.") var book: String
             @OptionGroup var global: GlobalOptions
@@ -99,7 +102,8 @@ extension Margin.BookCommand {
                 Examples:
                   margin book use 3 2
                   margin book use "attention" 9f2c
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The book.") var book: String
         @Argument(

@@ -21,7 +21,8 @@ extension Margin {
                   margin render 3 --page 12 --dpi 300
                   margin render "deep learning" --page 1 --width 800 -o cover.png
                   margin render 3 --page 2 --format svg -o - > page.svg
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The book.")
         var book: String

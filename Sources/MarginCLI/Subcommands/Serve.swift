@@ -23,7 +23,8 @@ extension Margin {
                   margin serve --open
                   margin serve --port 9000
                   MARGIN_TOKEN=$(openssl rand -hex 16) margin serve --host 0.0.0.0
-                """)
+                """
+        ).ofMargin
 
         @Option(help: ArgumentHelp("Listen on this address.", valueName: "HOST"))
         var host = "127.0.0.1"

@@ -15,7 +15,8 @@ extension Margin {
                 Examples:
                   margin text 3 --pages 1-2,5
                   margin text "deep learning" | less
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The book.")
         var book: String
@@ -44,7 +45,8 @@ extension Margin {
     struct Reindex: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "reindex",
-            abstract: "Extract and index the text of books again (all books when none is given).")
+            abstract: "Extract and index the text of books again (all books when none is given)."
+        ).ofMargin
 
         @Argument(help: "The books.")
         var books: [String] = []

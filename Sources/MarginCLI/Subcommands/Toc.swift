@@ -20,7 +20,8 @@ extension Margin {
                 Examples:
                   margin toc 3
                   margin toc "deep learning" --json | jq '.[] | select(.level == 1)'
-                """)
+                """
+        ).ofMargin
 
         @Argument(help: "The book.") var book: String
         @OptionGroup var global: GlobalOptions

@@ -120,16 +120,26 @@ extension Page {
     /// but glued in poppler's text get a space ("11.4Data mining" → "11.4 Data mining"), and a
     /// paragraph gap (more than a line's height between two lines) becomes a blank line.
     public func readingText() -> ReadingText {
+        reading(withBoxes: true)
+    }
+
+    /// The text of `readingText()` alone (what the index stores): no box is kept for it.
+    public func readingTextOnly() -> String {
+        reading(withBoxes: false).text
+    }
+
+    private func reading(withBoxes: Bool) -> ReadingText {
         let raw = text
         let scalars = Array(raw.unicodeScalars)
         guard let boxes = characterBoxes(), boxes.count == scalars.count else {
             return ReadingText(text: raw, boxes: nil)
         }
         let wordGap = wordBreakGap(scalars, boxes)
-        var text = String.UnicodeScalarView()
+        // Built as UTF-8: appending to a `String.UnicodeScalarView` costs hundreds of
+        // instructions a scalar, on every page extracted.
+        var text = UTF8Builder(capacity: raw.utf8.count + raw.utf8.count / 16)
         var placed = [PDFRect]()
-        text.reserveCapacity(scalars.count + scalars.count / 16)
-        placed.reserveCapacity(scalars.count + scalars.count / 16)
+        if withBoxes { placed.reserveCapacity(scalars.count + scalars.count / 16) }
         var last: PDFRect?  // the box of the last non-blank scalar
         var index = 0
         while index < scalars.count {
@@ -137,7 +147,7 @@ extension Page {
             let box = boxes[index]
             if scalar == "\n" {
                 text.append(scalar)
-                placed.append(box)
+                if withBoxes { placed.append(box) }
                 // A blank line where the next line starts well below this one.
                 var next = index + 1
                 while next < scalars.count, scalars[next] == " " || scalars[next] == "\t" { next += 1 }
@@ -146,7 +156,7 @@ extension Page {
                     let height = max(last.y1 - last.y0, below.y1 - below.y0, 1)
                     if last.y0 - below.y1 > height * 0.8 {
                         text.append("\n")
-                        placed.append(PDFRect(x0: box.x0, y0: box.y0, x1: box.x0, y1: box.y0))
+                        if withBoxes { placed.append(PDFRect(x0: box.x0, y0: box.y0, x1: box.x0, y1: box.y0)) }
                     }
                 }
                 index += 1
@@ -157,16 +167,47 @@ extension Page {
                     apart(last, box, wordGap)
                 {
                     text.append(" ")
-                    placed.append(PDFRect(x0: last.x1, y0: last.y0, x1: last.x1, y1: last.y1))
+                    if withBoxes { placed.append(PDFRect(x0: last.x1, y0: last.y0, x1: last.x1, y1: last.y1)) }
                 }
                 last = box
             }
             text.append(scalar)
-            placed.append(box)
+            if withBoxes { placed.append(box) }
             index += 1
         }
-        return ReadingText(text: String(text), boxes: placed)
+        return ReadingText(text: text.string, boxes: withBoxes ? placed : nil)
     }
+}
+
+/// A string built as UTF-8 bytes, a scalar at a time.
+private struct UTF8Builder {
+    private var bytes = [UInt8]()
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    @inline(__always)
+    mutating func append(_ scalar: Unicode.Scalar) {
+        let value = scalar.value
+        if value < 0x80 {
+            bytes.append(UInt8(value))
+        } else if value < 0x800 {
+            bytes.append(UInt8(0xC0 | (value >> 6)))
+            bytes.append(UInt8(0x80 | (value & 0x3F)))
+        } else if value < 0x10000 {
+            bytes.append(UInt8(0xE0 | (value >> 12)))
+            bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
+            bytes.append(UInt8(0x80 | (value & 0x3F)))
+        } else {
+            bytes.append(UInt8(0xF0 | (value >> 18)))
+            bytes.append(UInt8(0x80 | ((value >> 12) & 0x3F)))
+            bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
+            bytes.append(UInt8(0x80 | (value & 0x3F)))
+        }
+    }
+
+    var string: String { String(decoding: bytes, as: UTF8.self) }
 }
 
 /// The gap between two glyphs on a line above which they are separate words, learnt from the

@@ -29,6 +29,28 @@ import Testing
         #expect(size.width == 612 && size.height == 792)
     }
 
+    /// The extractor's text-only reading equals the text of the reading with boxes, which keeps
+    /// one box a scalar; the repairs only add white space to poppler's own text.
+    @Test func theTextOnlyReadingIsTheReadingsText() throws {
+        var pages = 0
+        for name in ["sample.pdf", "layout.pdf", "mixed.pdf", "paper-arxiv.pdf", "prose.pdf", "word-export.pdf"] {
+            let document = try Document(path: Fixtures.pdf(name))
+            for number in 1...document.pageCount {
+                let page = try document.page(number)
+                let reading = page.readingText()
+                let text = page.readingTextOnly()
+                #expect(text == reading.text, "\(name) p. \(number)")
+                if let boxes = reading.boxes {
+                    #expect(boxes.count == text.unicodeScalars.count, "\(name) p. \(number)")
+                    pages += 1
+                }
+                let visible = { (text: String) in text.unicodeScalars.filter { !$0.properties.isWhitespace } }
+                #expect(Array(visible(text)) == Array(visible(page.text)), "\(name) p. \(number)")
+            }
+        }
+        #expect(pages > 5, "pages with a layout were read")
+    }
+
     @Test func pageOutOfRangeSaysTheValidRange() throws {
         let document = try Document(path: Fixtures.pdf("sample.pdf"))
         #expect(throws: PopplerError.pageOutOfRange(page: 4, count: 3)) { try document.page(4) }

@@ -83,7 +83,7 @@ extension Library {
     public func addHighlight(_ book: Book, _ selection: HighlightSelection) async throws -> Highlight {
         if let note = selection.note { try checkNoteSize(note, what: "a note") }
         let occurrence: PageLocator.Occurrence = try await withPage(book, selection.page) { page in
-            let text = page.readingText().text
+            let text = page.readingTextOnly()
             let count = text.unicodeScalars.count
             guard selection.start >= 0, selection.start < selection.end, selection.end <= count else {
                 throw MarginError.invalidArgument(

@@ -81,7 +81,7 @@ enum TextExtractor {
                         var page = PageText(bookId: 0, number: number, text: "")
                         do {
                             let loaded = try document.page(number)
-                            page.text = loaded.readingText().text
+                            page.text = loaded.readingTextOnly()
                             page.label = loaded.label
                             if number == 1 {
                                 firstLines = loaded.textLines()

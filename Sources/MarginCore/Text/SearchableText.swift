@@ -43,6 +43,41 @@ public struct SearchableText: Sendable {
         var byte = 0
         var index: Int32 = 0
         while byte < count {
+            if isPlainASCII(bytes[byte]) || isASCIISpace(bytes[byte]) {
+                // A run of ASCII other than hyphens, most of a page: each byte a scalar, white
+                // space collapsed and letters lowercased as below, without decoding or the
+                // hyphen's checks. A byte adds at most one scalar, and a space pending from
+                // before the run one more.
+                folded.reserve(count - byte + 1)
+                var run = byte
+                while run < count {
+                    let value = bytes[run]
+                    if isPlainASCII(value) {
+                        if pendingSpace {
+                            cased[casedCount] = " "
+                            raw[casedCount] = spaceAt
+                            folded.appendUnchecked(" ", from: Int32(truncatingIfNeeded: casedCount))
+                            casedCount &+= 1
+                            pendingSpace = false
+                        }
+                        cased[casedCount] = Unicode.Scalar(value)
+                        raw[casedCount] = index
+                        folded.appendUnchecked(
+                            Unicode.Scalar((value >= 0x41 && value <= 0x5A) ? value | 0x20 : value),
+                            from: Int32(truncatingIfNeeded: casedCount))
+                        casedCount &+= 1
+                    } else if isASCIISpace(value) {
+                        if !pendingSpace { spaceAt = index }
+                        pendingSpace = casedCount > 0
+                    } else {
+                        break
+                    }
+                    index &+= 1
+                    run &+= 1
+                }
+                byte = run
+                continue
+            }
             let (scalar, length) = decodeScalar(bytes, at: byte)
             if scalar.value == 0x2D || scalar.value == 0xAD || scalar.value == 0x2010,
                 casedCount > 0, isLetter(cased[casedCount - 1]),
@@ -211,6 +246,20 @@ private func occurrences(of term: [Unicode.Scalar], in text: [Unicode.Scalar], w
     return result
 }
 
+/// An ASCII byte that is neither white space (nor another control below the space) nor a
+/// hyphen: a scalar copied as it is, lowercased in the folded text.
+@inline(__always)
+private func isPlainASCII(_ byte: UInt8) -> Bool {
+    byte > 0x20 && byte < 0x80 && byte != 0x2D
+}
+
+/// The ASCII white space `isSpace` names: space, tab, line feed, vertical tab, form feed,
+/// carriage return.
+@inline(__always)
+private func isASCIISpace(_ byte: UInt8) -> Bool {
+    byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+}
+
 /// The scalar that starts at `offset` of valid UTF-8, and its length in bytes.
 @inline(__always)
 private func decodeScalar(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> (scalar: Unicode.Scalar, length: Int)
@@ -289,6 +338,17 @@ private struct FoldedBuffer {
     @inline(__always)
     mutating func append(_ scalar: Unicode.Scalar, from position: Int32) {
         if count == capacity { grow(to: capacity * 2) }
+        appendUnchecked(scalar, from: position)
+    }
+
+    /// Room for `extra` more scalars, so that `appendUnchecked` can follow.
+    @inline(__always)
+    mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: max(capacity * 2, count + extra)) }
+    }
+
+    @inline(__always)
+    mutating func appendUnchecked(_ scalar: Unicode.Scalar, from position: Int32) {
         scalars[count] = scalar
         origins[count] = position
         count += 1

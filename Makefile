@@ -24,8 +24,7 @@ build: deps
 	$(SWIFT) build --product margin-full
 
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product margin
-	$(SWIFT) build -c release --static-swift-stdlib --product margin-full
+	SWIFT=$(SWIFT) scripts/build-release.sh
 
 demo: release
 	@scripts/demo.sh

@@ -6,8 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --bench
-swift build -c release --static-swift-stdlib --product margin
-swift build -c release --static-swift-stdlib --product margin-full
+scripts/build-release.sh
 python3 bench/bench.py "$@"
 # The reader's server under 8 concurrent clients, on the library bench.py built.
 { echo; python3 bench/serve-load.py; } | tee -a bench/RESULTS.md

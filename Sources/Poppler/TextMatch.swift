@@ -189,22 +189,7 @@ private struct UTF8Builder {
 
     @inline(__always)
     mutating func append(_ scalar: Unicode.Scalar) {
-        let value = scalar.value
-        if value < 0x80 {
-            bytes.append(UInt8(value))
-        } else if value < 0x800 {
-            bytes.append(UInt8(0xC0 | (value >> 6)))
-            bytes.append(UInt8(0x80 | (value & 0x3F)))
-        } else if value < 0x10000 {
-            bytes.append(UInt8(0xE0 | (value >> 12)))
-            bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
-            bytes.append(UInt8(0x80 | (value & 0x3F)))
-        } else {
-            bytes.append(UInt8(0xF0 | (value >> 18)))
-            bytes.append(UInt8(0x80 | ((value >> 12) & 0x3F)))
-            bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
-            bytes.append(UInt8(0x80 | (value & 0x3F)))
-        }
+        UTF8.encode(scalar) { bytes.append($0) }
     }
 
     var string: String { String(decoding: bytes, as: UTF8.self) }

@@ -1,5 +1,6 @@
 import Foundation
 import MarginCore
+import TestSupport
 import Testing
 
 /// `SearchableText` reads a page's UTF-8 in one pass into buffers; these tests hold it to the
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func randomTextsReadAsTheReference() {
-        var generator = SplitMix(seed: 0x6D61_7267_696E)
+        var generator = SeededRandom(seed: 0x6D61_7267_696E)
         for round in 0..<3_000 {
             let length = round < 2_000 ? Int(generator.next() % 40) : Int(generator.next() % 600)
             var text = ""
@@ -56,19 +57,6 @@ import Testing
         #expect(fast.folded == reference.folded, "folded of \(text.debugDescription)", sourceLocation: sourceLocation)
         #expect(fast.origin == reference.origin, "origin of \(text.debugDescription)", sourceLocation: sourceLocation)
         #expect(fast.raw == reference.raw, "raw of \(text.debugDescription)", sourceLocation: sourceLocation)
-    }
-}
-
-/// A small deterministic generator (SplitMix64): the same texts on every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E509
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

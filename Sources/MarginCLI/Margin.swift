@@ -47,6 +47,13 @@ public struct Margin: AsyncParsableCommand {
         ]
     )
 
+    /// `margin`'s entry: `main`, with all its work on this thread (see `OneThread`). The
+    /// commands `margin` runs itself wait for one thing at a time; `margin-full`, whose server
+    /// answers many requests at once, runs `main` on Swift's threads.
+    public static func mainOnOneThread() {
+        OneThread.run { await main() }
+    }
+
     public static func main() async {
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         useOneMallocArena(verb: arguments.first)

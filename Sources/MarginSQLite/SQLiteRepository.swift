@@ -10,9 +10,14 @@ struct SQLiteRepository: Repository {
     /// Set once this process has committed a write (so the WAL is checkpointed at the end).
     var wrote: WriteFlag = WriteFlag()
 
+    // On one thread (`OneThread`), reads and writes are made in place: GRDB's async calls would
+    // run them on a Dispatch queue, a thread started for one query.
+
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T {
         do {
-            return try await writer.read { db in try body(SQLiteStore(db: db)) }
+            let read = { @Sendable (db: Database) throws -> T in try body(SQLiteStore(db: db)) }
+            if OneThread.isOn { return try readInPlace(read) }
+            return try await writer.read(read)
         } catch {
             throw StoreError.from(error, path: path)
         }
@@ -20,7 +25,7 @@ struct SQLiteRepository: Repository {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) async throws -> T {
         do {
-            let result = try await writer.write { db in
+            let write = { @Sendable (db: Database) throws -> T in
                 let inserted = InsertedWords()
                 let result = try body(SQLiteStore(db: db, insertedWords: inserted))
                 // The page index follows the pages this transaction changed.
@@ -31,11 +36,20 @@ struct SQLiteRepository: Repository {
                 try db.execute(sql: "PRAGMA user_version = \(count + 1)")
                 return result
             }
+            let result = OneThread.isOn ? try writeInPlace(write) : try await writer.write(write)
             wrote.set()
             return result
         } catch {
             throw StoreError.from(error, path: path)
         }
+    }
+
+    private func readInPlace<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.read(body)
+    }
+
+    private func writeInPlace<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.write(body)
     }
 }
 

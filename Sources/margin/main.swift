@@ -2,4 +2,4 @@ import MarginCLI
 
 // `margin`: the library on this machine. Commands that need downloads, a team library or the
 // reader's server run in `margin-full`, beside it (see `Services`).
-await Margin.main()
+Margin.mainOnOneThread()

@@ -141,9 +141,10 @@ extension Library {
 }
 
 /// Runs poppler's work off the cooperative threads: it blocks, and a server must go on
-/// answering other requests meanwhile.
+/// answering other requests meanwhile. A process on one thread (`OneThread`) runs it in place.
 private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
+    if OneThread.isOn { return try body() }
+    return try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }

@@ -13,9 +13,23 @@ extension SQLiteStore {
         let match = parts.joined(separator: " AND ")
         let (filter, arguments) = try pageMatch(match, bookId: bookId)
         // Up to `rankedPages` matches are ranked (bm25); past that, library order, read as needed.
-        let probe = try Int64.fetchAll(
-            db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(PageWords.rankedPages + 1)",
-            arguments: arguments)
+        var probe: [Int64]
+        if parts.count == 1, bookId == nil, PhraseRanking.isPhrase(parts[0]),
+            let rows = try? Row.fetchAll(
+                db, sql: PhraseRanking.sql(filter, limit: PageWords.rankedPages + 1), arguments: arguments)
+        {
+            // A phrase, ranked from the pass that finds its pages (see `PhraseRanking`).
+            if rows.count <= PageWords.rankedPages, let ranked = PhraseRanking.order(rows) {
+                candidateCounts.counts[countKey(terms, bookId)] = rows.count
+                _ = try visitPages(ranked, bookId: bookId, visit: visit)
+                return
+            }
+            probe = rows.map { $0[0] }
+        } else {
+            probe = try Int64.fetchAll(
+                db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(PageWords.rankedPages + 1)",
+                arguments: arguments)
+        }
         if probe.count <= PageWords.rankedPages {
             candidateCounts.counts[countKey(terms, bookId)] = probe.count
             _ = try visitPages(rankedPages(parts, probe, bookId: bookId), bookId: bookId, visit: visit)

@@ -192,33 +192,83 @@ import Testing
         #expect(exact == count)
     }
 
-    /// A one-phrase search is ranked by `margin_phrase_rank`, which orders pages as FTS5's bm25
-    /// does (pages of different lengths holding the phrase different numbers of times, a phrase
-    /// ending in a prefix among them) without bm25's pass for the phrase's weight.
-    @Test func onePhraseRanksAsBM25() async throws {
+    /// A phrase search is ranked from the pass that finds its pages (`PhraseRanking`) exactly
+    /// as FTS5's bm25 ranks them (`ORDER BY rank`): pages of different lengths holding the phrase
+    /// different numbers of times, copies of one page (ties), a phrase ending in a prefix, and a
+    /// choice of phrases (a phrase that begins inside a word: each word ending with its start),
+    /// whose weights differ. Within one book, `margin_phrase_rank` orders one phrase as bm25 does.
+    @Test func phrasesRankAsBM25() async throws {
         let database = try LibraryDatabase()
         let filler = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "iota"]
-        let texts = (0..<60).map { number in
-            var words = (0..<(5 + (number * 7) % 40)).map { filler[($0 + number) % filler.count] }
-            for hit in 0..<(number % 4) {
-                words.insert(hit % 2 == 0 ? "dark matter halo" : "dark matter halos", at: (hit * 3) % words.count)
+        let texts = (0..<90).map { number in
+            let seed = number % 60  // pages 60 to 89 are copies of pages 0 to 29
+            var words = (0..<(5 + (seed * 7) % 40)).map { filler[($0 + seed) % filler.count] }
+            for hit in 0..<(seed % 4) {
+                words.insert(hit % 2 == 0 ? "dark matter halo" : "darkest matter halos", at: (hit * 3) % words.count)
             }
+            if seed % 5 == 0 { words.insert("undark matter", at: words.count / 2) }
             return words.joined(separator: " ")
         }
         _ = try await addBook(database, pages: texts)
+        let expressions = [
+            #""dark matter halo"*"#, #""dark matter""#, #"("dark matter"* OR "darkest matter"* OR "undark matter"*)"#,
+            #"("gamma delta" OR "delta epsilon")"#,
+        ]
         let orders = try await database.writer.read { db in
-            try [#""dark matter halo"*"#, #""dark matter""#, #""gamma""#].map { phrase in
-                try ["rank", "margin_phrase_rank(page_words)"].map { order in
-                    try Int64.fetchAll(
-                        db, sql: "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY \(order), rowid",
-                        arguments: [phrase])
-                }
+            try expressions.map { expression in
+                let rank = try Int64.fetchAll(
+                    db, sql: "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY rank",
+                    arguments: [expression])
+                let rankThenId = try Int64.fetchAll(
+                    db, sql: "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY rank, rowid",
+                    arguments: [expression])
+                let onePass = PhraseRanking.order(
+                    try Row.fetchAll(
+                        db, sql: PhraseRanking.sql("page_words MATCH ?", limit: 1_000), arguments: [expression]))
+                let phraseRank = try Int64.fetchAll(
+                    db,
+                    sql:
+                        "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY margin_phrase_rank(page_words), rowid",
+                    arguments: [expression])
+                return (rank, rankThenId, onePass, phraseRank)
             }
         }
-        for (phrase, pair) in zip(["dark matter halo*", "dark matter", "gamma"], orders) {
-            #expect(pair[0].count > 10, "\(phrase): \(pair[0].count) pages")
-            #expect(pair[0] == pair[1], "\(phrase)")
+        for (expression, (rank, rankThenId, onePass, phraseRank)) in zip(expressions, orders) {
+            #expect(rank.count > 20, "\(expression): \(rank.count) pages")
+            #expect(rank == rankThenId, "\(expression): ties by page, as FTS5 leaves them")
+            #expect(onePass == rank, "\(expression)")
+            if !expression.hasPrefix("(") { #expect(phraseRank == rank, "\(expression)") }
         }
+        #expect(PhraseRanking.isPhrase(expressions[0]) && PhraseRanking.isPhrase(expressions[2]))
+        #expect(!PhraseRanking.isPhrase(#""gamma""#) && !PhraseRanking.isPhrase(#"("radioisotopes" OR "isotopes")"#))
+    }
+
+    /// A phrase's pages come from one statement over the index, best first.
+    @Test func aPhraseSearchReadsTheIndexOnce() async throws {
+        let database = try LibraryDatabase()
+        let texts = (1...40).map { number in
+            "page \(number) " + String(repeating: "the dark matter halo ", count: number % 3) + "ends here"
+        }
+        _ = try await addBook(database, pages: texts)
+        final class Statements: @unchecked Sendable { var sql = [String]() }
+        let statements = Statements()
+        let (found, ranked) = try await database.writer.read { db in
+            db.trace { statements.sql.append("\($0)") }
+            var found = [Int64]()
+            try SQLiteStore(db: db).candidatePages(containing: [folded("dark matter halo")], bookId: nil) { page in
+                found.append(try #require(page.id))
+                return true
+            }
+            db.trace(nil)
+            let ranked = try Int64.fetchAll(
+                db, sql: "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY rank",
+                arguments: [#""dark matter halo"*"#])
+            return (found, ranked)
+        }
+        #expect(found.count == 27)
+        #expect(found == ranked)
+        let passes = statements.sql.filter { $0.contains("FROM page_words WHERE") }
+        #expect(passes.count == 1, "\(passes)")
     }
 
     /// What a term becomes: words, a prefix for its open end, the vocabulary's words for its

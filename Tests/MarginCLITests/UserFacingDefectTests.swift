@@ -101,6 +101,30 @@ final class ReadOnlyMount {
         #expect(try box.books().last?.string("title") == "thesis draft")
     }
 
+    /// `list` prints each book on one line (a title's line breaks and tabs become spaces) with
+    /// the minute it was added, in the local time zone.
+    @Test func listPrintsOneLineABookWithItsLocalAddedTime() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("word-export.pdf"))
+        try box.ok("edit", "1", "--title", "Two\nlines\tand a tab", "--author", "A. Writer")
+        let zone = "Asia/Kolkata"  // UTC+05:30: minutes move too
+        let table = try box.margin.run(["list"], environment: ["TZ": zone])
+        #expect(table.status == 0, "\(table)")
+        let added = try #require(try box.books().first?.string("addedAt"))
+        let stored = ISO8601DateFormatter()
+        stored.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = try #require(stored.date(from: added) ?? ISO8601DateFormatter().date(from: added), "\(added)")
+        let local = DateFormatter()
+        local.locale = Locale(identifier: "en_US_POSIX")
+        local.timeZone = TimeZone(identifier: zone)
+        local.dateFormat = "yyyy-MM-dd HH:mm"
+        let lines = table.stdout.split(separator: "\n")
+        #expect(lines.count == 2, "\(table)")
+        let row = String(lines.last ?? "")
+        #expect(row.contains("Two lines and a tab"), "\(row)")
+        #expect(row.hasSuffix(local.string(from: date)), "\(row) (added \(added))")
+    }
+
     /// Passwords: never on the command line (asked for or read from stdin), not stored in the
     /// clear, and settable again for a book restored from a backup.
     @Test func passwordsStaySecret() throws {

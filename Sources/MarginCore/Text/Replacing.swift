@@ -3,10 +3,9 @@ extension String {
     /// Foundation's `replacingOccurrences(of:with:)` goes through NSString on Linux: tens of
     /// thousands of instructions for a short snippet, on every search hit.
     public func replacingAll(_ target: String, with replacement: String) -> String {
+        // Mostly there is nothing to replace: said by one scan, without copying (or allocating).
+        guard let first = target.utf8.first, utf8.contains(first) else { return self }
         let needle = Array(target.utf8)
-        guard !needle.isEmpty else { return self }
-        // Mostly there is nothing to replace: said by one scan, without copying.
-        guard utf8.contains(needle[0]) else { return self }
         let bytes = Array(utf8)
         guard bytes.count >= needle.count else { return self }
         var result = [UInt8]()

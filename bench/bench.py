@@ -218,18 +218,23 @@ def peers(args, rows, notes):
     notes.append(f"'{rare}': margin finds {len(found)} pages, pdfgrep -i counts {grep_pages} "
                  f"({'equal' if len(found) == grep_pages else 'DIFFERENT'}).")
 
-    # 4. Start-up.
+    # 4. Start-up; `list` also on a library of the corpus once (the size of the library).
     hello = hello_binary()
+    small = margin_env(os.path.join(WORK, "one-copy"))
+    run([MARGIN, "add", "--quiet"] + files, env=small)
+    import json
+    small_books = len(json.loads(output([MARGIN, "list", "--json"], env=small) or "[]"))
     t = alternate(args.runs * 3, {
         "version": lambda: run([MARGIN, "--version"], env=env),
         "list": lambda: run([MARGIN, "list"], env=env),
         "list --json": lambda: run([MARGIN, "list", "--json"], env=env),
+        "list small": lambda: run([MARGIN, "list"], env=small),
         "hello": lambda: run([hello]),
     })
     books = len(library_files)
-    for name in ("version", "list", "list --json"):
-        rows.append(("startup", f"`margin {'--version' if name == 'version' else name}` ({books} books)", t[name],
-                     "Swift hello (static)", t["hello"], "s"))
+    for name, label in (("version", f"--version` ({books} books)"), ("list", f"list` ({books} books)"),
+                        ("list --json", f"list --json` ({books} books)"), ("list small", f"list` ({small_books} books)")):
+        rows.append(("startup", f"`margin {label}", t[name], "Swift hello (static)", t["hello"], "s"))
 
     # 5. Rendering one page of the longest book.
     longest = max(files, key=pdf_pages)

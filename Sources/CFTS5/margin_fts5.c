@@ -3,6 +3,16 @@
 #include <sqlite3.h>
 #include <string.h>
 
+/// What bm25 reads for a row: the table's rows and tokens, the row's tokens and its phrase hits.
+static int row_counts(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_int64 *rows, sqlite3_int64 *total,
+                      int *tokens, int *instances) {
+    int rc = api->xRowCount(fts, rows);
+    if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, total);
+    if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, tokens);
+    if (rc == SQLITE_OK) rc = api->xInstCount(fts, instances);
+    return rc;
+}
+
 /// The row's score as FTS5's bm25 gives it (k1 = 1.2, b = 0.75, every column weighted 1),
 /// divided by the phrase's IDF: -(f·(k1+1)) / (f + k1·(1 − b + b·D/avgdl)), f the phrase's
 /// hits in the row, D the row's length in tokens, avgdl the average length.
@@ -12,10 +22,7 @@ static void phrase_rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_c
     (void)values;
     sqlite3_int64 rows = 0, total = 0;
     int tokens = 0, hits = 0;
-    int rc = api->xRowCount(fts, &rows);
-    if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &total);
-    if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &tokens);
-    if (rc == SQLITE_OK) rc = api->xInstCount(fts, &hits);
+    int rc = row_counts(api, fts, &rows, &total, &tokens, &hits);
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(context, rc);
         return;
@@ -37,10 +44,7 @@ static void phrase_hits(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_c
     int phrases = api->xPhraseCount(fts);
     sqlite3_int64 rows = 0, total = 0;
     int tokens = 0, instances = 0;
-    int rc = api->xRowCount(fts, &rows);
-    if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &total);
-    if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &tokens);
-    if (rc == SQLITE_OK) rc = api->xInstCount(fts, &instances);
+    int rc = row_counts(api, fts, &rows, &total, &tokens, &instances);
     int size = 20 + 4 * phrases;
     unsigned char *blob = rc == SQLITE_OK ? sqlite3_malloc(size) : 0;
     if (rc == SQLITE_OK && blob == 0) rc = SQLITE_NOMEM;

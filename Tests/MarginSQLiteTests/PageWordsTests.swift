@@ -275,14 +275,21 @@ import Testing
     /// open start; nothing at all for a word no page has.
     @Test func termsBecomeWordQueries() async throws {
         let database = try LibraryDatabase()
-        _ = try await addBook(database, pages: ["the radioisotopes of section 42", "an inverted index"])
+        let indWords = (0..<8).map { "ind" + String(UnicodeScalar(UInt8(0x61 + $0))) + "q" }.joined(separator: " ")
+        _ = try await addBook(
+            database, pages: ["the radioisotopes of section 42", "an inverted index", "de " + indWords + " in inverse"])
         let expressions = try await database.writer.read { db in
-            try ["isotope", "nverted ind", " index ", "index", "qzxwv", "--", "of sec"].map {
-                try PageWords.expression(for: [folded($0)], db)
-            }
+            try ["isotope", "nverted ind", " index ", "index", "qzxwv", "--", "of sec", "nverted inde", "verted inv"]
+                .map {
+                    try PageWords.expression(for: [folded($0)], db)
+                }
         }
         #expect(expressions[0] == .match(#""radioisotopes""#))
-        #expect(expressions[1] == .match(#""inverted ind"*"#))
+        #expect(
+            expressions[1] == .match(#""inverted ind"*"#), "more words start with \"ind\" than are asked one by one")
+        #expect(
+            expressions[7] == .match(#"("inverted indeq" OR "inverted index")"#), "the words starting with \"inde\"")
+        #expect(expressions[8] == .match(#"("inverted inverse" OR "inverted inverted")"#))
         #expect(expressions[2] == .match(#""index""#))
         #expect(expressions[3] == .match(#""index""#), "only the vocabulary's words holding it")
         #expect(expressions[4] == PageWords.Expression.none)

@@ -13,7 +13,7 @@ extension SQLiteStore {
         let match = parts.joined(separator: " AND ")
         let (filter, arguments) = try pageMatch(match, bookId: bookId)
         // Up to `rankedPages` matches are ranked (bm25); past that, library order, read as needed.
-        var probe: [Int64]
+        let probe: [Int64]
         if parts.count == 1, bookId == nil, PhraseRanking.isPhrase(parts[0]),
             let rows = try? Row.fetchAll(
                 db, sql: PhraseRanking.sql(filter, limit: PageWords.rankedPages + 1), arguments: arguments)

@@ -18,6 +18,7 @@ Part 2, scale: generated libraries of --scale pages (default 10k, 50k, 100k; ben
 Usage: bench/run.sh [--runs N] [--min-pages N] [--scale 10000,50000,100000] [--skip-scale]
 """
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -119,7 +120,6 @@ def recoll_config(folder, files_dir):
 
 def margin_pages(word, env):
     out = output([MARGIN, "search", "--json", "--limit", "0", word], env=env)
-    import json
     hits = json.loads(out) if out.strip() else []
     return {(hit["book"], hit["page"]) for hit in hits}
 
@@ -222,7 +222,6 @@ def peers(args, rows, notes):
     hello = hello_binary()
     small = margin_env(os.path.join(WORK, "one-copy"))
     run([MARGIN, "add", "--quiet"] + files, env=small)
-    import json
     small_books = len(json.loads(output([MARGIN, "list", "--json"], env=small) or "[]"))
     t = alternate(args.runs * 3, {
         "version": lambda: run([MARGIN, "--version"], env=env),

@@ -63,10 +63,7 @@ enum Console {
 
     /// A cell: one line, at most `width` characters on a terminal.
     static func cell(_ text: String?, width: Int = 48) -> String {
-        var flat = text ?? "-"
-        if flat.utf8.contains(where: { $0 == 0x0A || $0 == 0x09 }) {
-            flat = flat.replacingAll("\n", with: " ").replacingAll("\t", with: " ")
-        }
+        let flat = (text ?? "-").replacingAll("\n", with: " ").replacingAll("\t", with: " ")
         guard stdoutIsTTY, flat.count > width else { return flat }
         return String(flat.prefix(width - 1)) + "…"
     }

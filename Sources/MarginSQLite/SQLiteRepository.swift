@@ -10,9 +10,6 @@ struct SQLiteRepository: Repository {
     /// Set once this process has committed a write (so the WAL is checkpointed at the end).
     var wrote: WriteFlag = WriteFlag()
 
-    // On one thread (`OneThread`), reads and writes are made in place: GRDB's async calls would
-    // run them on a Dispatch queue, a thread started for one query.
-
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T {
         do {
             let read = { @Sendable (db: Database) throws -> T in try body(SQLiteStore(db: db)) }
@@ -44,6 +41,9 @@ struct SQLiteRepository: Repository {
         }
     }
 
+    /// On one thread (`OneThread`), reads and writes are made in place: GRDB's async calls would
+    /// run them on a Dispatch queue, a thread started for one query. (Called from a synchronous
+    /// function, GRDB's blocking overloads are the ones chosen.)
     private func readInPlace<T>(_ body: (Database) throws -> T) throws -> T {
         try writer.read(body)
     }

@@ -275,7 +275,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MarginCLITests",
-            dependencies: ["margin", "margin-full", "MarginKit", "MarginCore", "MarginSQLite", "TestSupport"],
+            dependencies: [
+                "margin", "margin-full", "MarginCLI", "MarginKit", "MarginCore", "MarginSQLite", "TestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict),
     ]
 )

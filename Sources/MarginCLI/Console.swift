@@ -10,7 +10,7 @@ enum Console {
 
     /// A message on stderr, control characters removed.
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data((terminalSafe(message) + "\n").utf8))
+        write(terminalSafe(message) + "\n", to: STDERR_FILENO)
     }
 
     /// A line on stdout, control characters removed (a PDF's title can hold escape sequences).
@@ -20,7 +20,7 @@ enum Console {
 
     /// A line on stdout as given: for text already made safe, with Margin's own colours.
     static func outRaw(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(text + "\n", to: STDOUT_FILENO)
     }
 
     /// Prints one JSON document on stdout.
@@ -58,7 +58,31 @@ enum Console {
             if start < end { appendTerminalSafe(line[start..<end], to: &table) }
         }
         table.append(0x0A)
-        FileHandle.standardOutput.write(Data(table))
+        table.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
+    }
+
+    /// Writes text to a file descriptor, whole.
+    static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { write(UnsafeRawBufferPointer($0), to: descriptor) }
+    }
+
+    /// Writes bytes to a file descriptor, whole (a pipe may take them in parts). Straight from
+    /// the bytes: `FileHandle.write(Data(…))` makes `Data` from a sequence, whose first use in a
+    /// process asks the runtime whether the sequence's type is contiguous, a scan of all 7,300
+    /// conformances in the executable.
+    static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) {
+        guard var next = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            let written = Foundation.write(descriptor, next, left)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            next += written
+            left -= written
+        }
     }
 
     /// A cell: one line, at most `width` characters on a terminal.
@@ -103,7 +127,7 @@ func shortDate(_ date: Date?) -> String {
 
 /// The text without control characters that a terminal would act on (escape sequences,
 /// carriage returns, bells): C0 and C1 controls and DEL, except line feeds, tabs and `keep`.
-func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
+func terminalSafe(_ text: String, keep: [Unicode.Scalar] = []) -> String {
     // Most text has none (JSON's line feeds aside): a byte scan says so without decoding.
     guard hasControls(text) else { return text }
     var result = [UInt8]()
@@ -113,7 +137,7 @@ func terminalSafe(_ text: String, keep: Set<Unicode.Scalar> = []) -> String {
 }
 
 /// Appends UTF-8 `bytes` without their control characters (line feeds, tabs and `keep` stay).
-func appendTerminalSafe(_ bytes: ArraySlice<UInt8>, to result: inout [UInt8], keep: Set<Unicode.Scalar> = []) {
+func appendTerminalSafe(_ bytes: ArraySlice<UInt8>, to result: inout [UInt8], keep: [Unicode.Scalar] = []) {
     // Mostly there are none: appended whole.
     guard bytes.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else {
         result.append(contentsOf: bytes)

@@ -21,8 +21,8 @@ struct ProgressBar: Sendable {
             let filled = total > 0 ? width * done / total : width
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
             let percent = total > 0 ? 100 * done / total : 100
-            FileHandle.standardError.write(Data("\r\(label) \(bar) \(done)/\(total) \(percent)%\u{1B}[K".utf8))
-            if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+            Console.write("\r\(label) \(bar) \(done)/\(total) \(percent)%\u{1B}[K", to: STDERR_FILENO)
+            if done == total { Console.write("\n", to: STDERR_FILENO) }
         }
     }
 }
@@ -63,7 +63,7 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
         defer { lock.unlock() }
         if bars && drawnLines > 0 {
             // Above the bars, which are drawn again below it.
-            FileHandle.standardError.write(Data(("\u{1B}[\(drawnLines)F\u{1B}[J" + terminalSafe(note) + "\n").utf8))
+            Console.write("\u{1B}[\(drawnLines)F\u{1B}[J" + terminalSafe(note) + "\n", to: STDERR_FILENO)
             drawnLines = 0
         } else {
             Console.error(note)
@@ -106,7 +106,7 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
             output += "\u{1B}[\(drawnLines - transfers.count)F"
         }
         drawnLines = transfers.count
-        FileHandle.standardError.write(Data(output.utf8))
+        Console.write(output, to: STDERR_FILENO)
     }
 
     private func line(_ t: Transfer, now: Date) -> String {

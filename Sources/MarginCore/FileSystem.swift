@@ -42,3 +42,29 @@ public func isDiskFull(at path: String) -> Bool {
     guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
     return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 * 1024
 }
+
+/// `path` made absolute (against the current folder) and standardized: no `.` or `..`
+/// components, no repeated or trailing slashes. Foundation's
+/// `URL(fileURLWithPath:).standardizedFileURL.path` gives the same here, but its first use in a
+/// process asks the runtime about several generic types (each question a scan of every
+/// conformance in the executable), and every command opens its library through this.
+public func absolutePath(_ path: String) -> String {
+    var full = path
+    if !path.hasPrefix("/") {
+        var folder = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        if getcwd(&folder, folder.count) != nil {
+            full = String(decoding: folder.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
+        }
+    }
+    var parts = [String]()
+    for part in full.split(separator: "/") {
+        if part == "." { continue }
+        if part == ".." {
+            if !parts.isEmpty { parts.removeLast() }
+            continue
+        }
+        parts.append(String(part))
+    }
+    // Strings, not substrings: joining (or appending) substrings asks the runtime about them.
+    return "/" + parts.joined(separator: "/")
+}

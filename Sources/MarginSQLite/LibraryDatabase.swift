@@ -224,7 +224,7 @@ public final class LibraryDatabase: LibraryStore {
     /// The write count recorded after the last finished write, and the database's own.
     public func writeCounts() throws -> (recorded: Int?, database: Int) {
         let recorded = path.flatMap { FileManager.default.contents(atPath: $0 + ".seq") }
-            .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
+            .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingWhitespace()) }
         let database = try writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
         return (recorded, database)
     }

@@ -182,7 +182,8 @@ enum PageWords {
             lasts = spellings
             prefix = false
         }
-        let rest = words.dropFirst().joined(separator: " ")
+        // An array: joining a slice asks the runtime about its type (a scan of every conformance).
+        let rest = Array(words.dropFirst()).joined(separator: " ")
         let middle = words.dropFirst().dropLast()
         let phrases = firsts.flatMap { first in
             lasts.isEmpty

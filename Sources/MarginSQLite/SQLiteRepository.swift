@@ -259,7 +259,7 @@ struct SelectSQL {
 
 /// A column or table name as an SQL identifier.
 func quoted(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    "\"" + name.replacingAll("\"", with: "\"\"") + "\""
 }
 
 /// Translates a backend-neutral `Predicate` into a GRDB expression.

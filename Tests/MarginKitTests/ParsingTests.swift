@@ -46,4 +46,59 @@ import Testing
                     database: "/u/.local/share/margin/library.sqlite", cache: "/u/.cache/margin",
                     keyFile: "/u/.config/margin/key"))
     }
+
+    /// Library folders are made absolute as Foundation's URL does it, lexically.
+    @Test(arguments: [
+        "/tmp/lib", "/tmp/lib/", "/tmp//lib", "/tmp/./lib", "/tmp/a/../lib", "/tmp/a/b/../../lib", "/", "/..",
+        "/../tmp", "lib", "./lib", "lib/../other", "../lib", "a/./b/", "/tmp/a b/ü", ".",
+    ])
+    func absolutePaths(path: String) {
+        #expect(absolutePath(path) == URL(fileURLWithPath: path).standardizedFileURL.path)
+    }
+
+    /// Trimming white space agrees with Foundation's `.whitespacesAndNewlines`, Unicode's spaces
+    /// included.
+    @Test(arguments: [
+        "", " ", "word", "  two words \t", "\n\r\nline\n", "\u{A0}nbsp\u{3000}", "\u{2028}x\u{85}", "a\u{200B}",
+        "\u{1680}\u{2003}é\u{202F}", "\u{0B}\u{0C}tabs\u{09}",
+    ])
+    func trimming(text: String) {
+        #expect(text.trimmingWhitespace() == text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Every scalar of the Basic Multilingual Plane is white space to both or to neither.
+    @Test func whiteSpaceIsFoundations() {
+        let differing = (0...0xFFFF).compactMap(Unicode.Scalar.init).filter { scalar in
+            let text = String(scalar)
+            return text.trimmingWhitespace().isEmpty != text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        }
+        #expect(differing.map { String($0.value, radix: 16) } == [])
+    }
+
+    /// Replacing agrees with Foundation's, on texts made of pieces that overlap and repeat.
+    @Test func replacing() {
+        let pieces = ["a", "aa", "\u{1}", "é", "e\u{301}", "ü", "→", " ", "ab", "b", "🙂", "\n"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<3000 {
+            let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in pieces.randomElement()! }.joined()
+            let target = (0..<Int.random(in: 1...2, using: &generator)).map { _ in pieces.randomElement()! }.joined()
+            let replacement = ["", "X", "\u{1B}[1m", "aa"].randomElement()!
+            // Byte for byte: String's == holds "é" and "e\u{301}" equal.
+            #expect(
+                Array(text.replacingAll(target, with: replacement).utf8)
+                    == Array(text.replacingOccurrences(of: target, with: replacement, options: .literal).utf8),
+                "\(text.debugDescription) \(target.debugDescription)")
+        }
+        #expect("aaa".replacingAll("aa", with: "b") == "ba")
+        #expect("\u{1}x\u{2}".replacingAll("\u{1}", with: "") == "x\u{2}")
+    }
+
+    @Test func queries() {
+        #expect(
+            parseQuery("  bayesian   \"probability  distribution\" x\u{A0}") == [
+                "bayesian", "probability  distribution", "x",
+            ])
+        #expect(parseQuery("\" \u{3000} \" ") == [])
+        #expect(parseQuery("\"open phrase") == ["open phrase"])
+    }
 }

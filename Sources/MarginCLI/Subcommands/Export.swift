@@ -100,7 +100,7 @@ extension Margin {
                     TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text))
             }
             // To a terminal, without control characters; to a pipe or file, byte for byte.
-            FileHandle.standardOutput.write(Data((Console.stdoutIsTTY ? terminalSafe(text, keep: ["\r"]) : text).utf8))
+            Console.write(Console.stdoutIsTTY ? terminalSafe(text, keep: ["\r"]) : text, to: STDOUT_FILENO)
         }
 
         private func fileName(_ book: Book, unique: Bool) -> String {

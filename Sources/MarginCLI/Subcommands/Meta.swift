@@ -183,7 +183,7 @@ extension Margin {
                 return try Console.json(
                     CitationOutput(format: format.rawValue, books: selected.compactMap(\.id), text: text))
             }
-            FileHandle.standardOutput.write(Data(text.utf8))
+            Console.write(text, to: STDOUT_FILENO)
         }
     }
 }

@@ -114,8 +114,7 @@ extension Margin {
                 let title = terminalSafe(first.title)
                 lines.append(bold ? "\u{1B}[1m\(title)\u{1B}[0m (\(id))" : "\(title) (\(id))")
                 for hit in group {
-                    let markers: Set<Unicode.Scalar> = ["\u{1}", "\u{2}"]  // SearchHit.markOpen, markClose
-                    let snippet = terminalSafe(hit.marked, keep: markers)
+                    let snippet = terminalSafe(hit.marked, keep: ["\u{1}", "\u{2}"])  // SearchHit.markOpen, markClose
                         .replacingAll(SearchHit.markOpen, with: bold ? "\u{1B}[1;33m" : "")
                         .replacingAll(SearchHit.markClose, with: bold ? "\u{1B}[0m" : "")
                     // The printed page number beside margin's when the PDF labels its pages.

@@ -38,7 +38,7 @@ extension Margin {
             var text = output.map(\.text).joined(separator: "\u{0C}")
             if !text.hasSuffix("\n") { text += "\n" }
             // Page breaks stay form feeds, as in pdftotext; other control characters go.
-            FileHandle.standardOutput.write(Data(terminalSafe(text, keep: ["\u{0C}"]).utf8))
+            Console.write(terminalSafe(text, keep: ["\u{0C}"]), to: STDOUT_FILENO)
         }
     }
 

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end).
 public func parseQuery(_ query: String) -> [String] {
     var terms = [String]()
@@ -7,7 +5,7 @@ public func parseQuery(_ query: String) -> [String] {
     var quoted = false
     for character in query {
         if character == "\"" {
-            if !current.trimmingCharacters(in: .whitespaces).isEmpty { terms.append(current) }
+            if !current.trimmingWhitespace().isEmpty { terms.append(current) }
             current = ""
             quoted.toggle()
         } else if !quoted && character.isWhitespace {
@@ -17,6 +15,6 @@ public func parseQuery(_ query: String) -> [String] {
             current.append(character)
         }
     }
-    if !current.trimmingCharacters(in: .whitespaces).isEmpty { terms.append(current) }
-    return terms.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    if !current.trimmingWhitespace().isEmpty { terms.append(current) }
+    return terms.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
 }

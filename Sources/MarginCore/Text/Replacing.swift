@@ -1,3 +1,5 @@
+import Foundation
+
 extension String {
     /// The string with every occurrence of `target` replaced, compared byte for byte (UTF-8).
     /// Foundation's `replacingOccurrences(of:with:)` goes through NSString on Linux: tens of
@@ -5,25 +7,37 @@ extension String {
     public func replacingAll(_ target: String, with replacement: String) -> String {
         // Mostly there is nothing to replace: said by one scan, without copying (or allocating).
         guard let first = target.utf8.first, utf8.contains(first) else { return self }
-        let needle = Array(target.utf8)
-        let bytes = Array(utf8)
-        guard bytes.count >= needle.count else { return self }
-        var result = [UInt8]()
-        result.reserveCapacity(bytes.count)
-        var index = 0
-        var changed = false
-        let last = bytes.count - needle.count
-        while index < bytes.count {
-            if index <= last, bytes[index] == needle[0], bytes[index..<index + needle.count].elementsEqual(needle) {
-                result.append(contentsOf: replacement.utf8)
-                index += needle.count
-                changed = true
-            } else {
-                result.append(bytes[index])
-                index += 1
+        var text = self
+        var target = target
+        var replacement = replacement
+        return text.withUTF8 { bytes in
+            target.withUTF8 { needle in
+                replacement.withUTF8 { with in
+                    guard let base = bytes.baseAddress, bytes.count >= needle.count else { return self }
+                    var result = [UInt8]()
+                    var copied = 0
+                    var index = 0
+                    // Each candidate found by memchr; what lies between matches is copied whole.
+                    while index + needle.count <= bytes.count,
+                        let found = memchr(base + index, Int32(first), bytes.count - needle.count + 1 - index)
+                    {
+                        let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                        if memcmp(base + at, needle.baseAddress!, needle.count) == 0 {
+                            if result.isEmpty { result.reserveCapacity(bytes.count + with.count) }
+                            result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<at]))
+                            result.append(contentsOf: with)
+                            index = at + needle.count
+                            copied = index
+                        } else {
+                            index = at + 1
+                        }
+                    }
+                    guard copied > 0 else { return self }
+                    result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied...]))
+                    return String(decoding: result, as: UTF8.self)
+                }
             }
         }
-        return changed ? String(decoding: result, as: UTF8.self) : self
     }
 }
 
@@ -37,4 +51,23 @@ extension String {
         if first == bytes.startIndex && last == bytes.index(before: bytes.endIndex) { return self }
         return String(self[first...last])
     }
+}
+
+extension String {
+    /// The text without white space at either end: what Foundation's `trimmingCharacters(in:
+    /// .whitespacesAndNewlines)` removes (Unicode's White_Space: spaces, tabs, line breaks; and
+    /// U+200B, the zero-width space), without its round trip through NSString (on Linux, its
+    /// first use in a process costs hundreds of thousands of instructions, asking the runtime
+    /// about the types it converts through).
+    public func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.isWhitespace })!
+        return String(scalars[first...last])
+    }
+}
+
+extension Unicode.Scalar {
+    /// White space as Foundation's `.whitespacesAndNewlines` has it.
+    public var isWhitespace: Bool { properties.isWhitespace || value == 0x200B }
 }

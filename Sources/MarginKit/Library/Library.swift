@@ -60,7 +60,7 @@ public final class Library: Sendable {
     /// Finds the one book a selector names: a numeric id, a unique SHA-256 prefix (4+ hex
     /// digits), or a unique case-insensitive part of the title.
     public func resolve(_ selector: String) async throws -> Book {
-        let trimmed = selector.trimmingCharacters(in: .whitespaces)
+        let trimmed = selector.trimmingWhitespace()
         guard !trimmed.isEmpty else {
             throw MarginError.invalidArgument("an empty book selector; give an id, SHA-256 prefix or part of a title")
         }

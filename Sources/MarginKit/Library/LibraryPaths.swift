@@ -30,7 +30,7 @@ public struct LibraryPaths: Sendable, Equatable {
 
     /// Everything under one folder: `DIR/library.sqlite` and `DIR/cache/`.
     public init(home: String, keyFile: String) {
-        let root = URL(fileURLWithPath: home).standardizedFileURL.path
+        let root = absolutePath(home)
         self.init(database: root + "/library.sqlite", cache: root + "/cache", keyFile: keyFile)
     }
 

@@ -63,7 +63,7 @@ extension Library {
     /// Searches page text (or annotations). Candidates come from the full-text index; every hit
     /// is then checked against the stored page text, so results equal a scan.
     public func search(_ query: String, options: SearchOptions) async throws -> SearchResults {
-        guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        guard !query.unicodeScalars.allSatisfy(\.isWhitespace) else {
             throw MarginError.emptyQuery(noWords: false)
         }
         if !options.regex && parseQuery(query).isEmpty {

@@ -30,14 +30,14 @@ struct GlobalOptions: ParsableArguments {
     /// which SQLite's WAL recovers from.
     func openLibrary() throws -> Library {
         let library = try Library(
-            paths: LibraryPaths.resolve(library: library, environment: ProcessInfo.processInfo.environment),
+            paths: LibraryPaths.resolve(library: library, environment: environmentVariables),
             configuration: Settings.configuration,
             downloader: Services.current.downloader?(Settings.configuration) ?? NoDownloader()
         ) { [allUsers] location in
             // A folder is a SQLite library; a postgres:// URL a team library on PostgreSQL.
             if isPostgresURL(location) {
                 guard let open = Services.current.openTeamLibrary else { throw NeedsFullExecutable() }
-                return try open(location, ProcessInfo.processInfo.environment["PGPASSWORD"], allUsers)
+                return try open(location, environmentVariables["PGPASSWORD"], allUsers)
             }
             return try LibraryDatabase(path: location)
         }
@@ -74,10 +74,9 @@ final class OpenLibraries: @unchecked Sendable {
 /// What the environment sets, read once for the whole run.
 enum Settings {
     static let configuration: Configuration = {
-        var configuration = Configuration(environment: ProcessInfo.processInfo.environment)
+        var configuration = Configuration(environment: environmentVariables)
         // Text extraction runs in a child process of this executable, with limits.
-        configuration.extractionHelper =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
+        configuration.extractionHelper = executablePath()
         return configuration
     }()
 }

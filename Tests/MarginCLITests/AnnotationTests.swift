@@ -139,7 +139,7 @@ import Testing
         process.arguments = [database, insert]
         let errors = Pipe()
         process.standardError = errors
-        try process.run()
+        try process.start()
         process.waitUntilExit()
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "sqlite3 could not write a memo: \(message)")

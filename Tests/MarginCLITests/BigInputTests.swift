@@ -9,7 +9,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Fixtures.root + "/fixtures/make-fixtures.py", "--long", path, String(pages)]
-        try process.run()
+        try process.start()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
     }
@@ -23,7 +23,7 @@ import Testing
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let value =

@@ -33,7 +33,7 @@ final class SmallDisk {
         process.arguments = ["-c", command]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
+        guard (try? process.start()) != nil else { return -1 }
         process.waitUntilExit()
         return process.terminationStatus
     }

@@ -142,7 +142,7 @@ import Testing
             let err = Pipe()
             process.standardError = err
             process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            try process.start()
             let data = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             let text = String(decoding: data, as: UTF8.self)
@@ -191,7 +191,7 @@ import Testing
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         // Wait until some of the body has arrived, then interrupt.
         let part = box.home + "/cache/tmp"
         // Synchronous waiting: other tests may hold every cooperative thread.

@@ -36,7 +36,7 @@ final class SelfSignedServer {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
+        guard (try? process.start()) != nil else { return nil }
         // The server writes its port to a file once it listens.
         var port: Int?
         for _ in 0..<100 where port == nil {
@@ -171,7 +171,7 @@ final class SelfSignedServer {
             process.environment = ProcessInfo.processInfo.environment.merging(["MARGIN_HOME": box.home]) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try process.start()
             Thread.sleep(forTimeInterval: Double(random.next() % 600) / 1000)
             kill(process.processIdentifier, SIGINT)
             process.waitUntilExit()

@@ -37,7 +37,7 @@ import Testing
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         var pages = Set<String>()

@@ -13,7 +13,7 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
     if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    try process.run()
+    try process.start()
     Thread.sleep(forTimeInterval: delay)
     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     process.waitUntilExit()

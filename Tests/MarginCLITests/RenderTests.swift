@@ -16,7 +16,7 @@ import Testing
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         process.waitUntilExit()
         return process.terminationStatus
     }

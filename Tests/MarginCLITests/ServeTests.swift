@@ -19,7 +19,7 @@ final class RunningServer: @unchecked Sendable {
         process.environment = env
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         // "serving … at http://127.0.0.1:PORT/ (Ctrl-C stops)"
         var said = ""
         let handle = errors.fileHandleForReading
@@ -69,7 +69,7 @@ func fetch(_ url: String, method: String = "GET", body: String? = nil, headers: 
     process.arguments = arguments
     let out = Pipe()
     process.standardOutput = out
-    try process.run()
+    try process.start()
     let data = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     let text = String(decoding: data, as: UTF8.self)
@@ -128,7 +128,7 @@ func fetch(_ url: String, method: String = "GET", body: String? = nil, headers: 
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         probe.arguments = ["python3", "-c", "import \(module)"]
         probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
+        guard (try? probe.start()) != nil else { return false }
         probe.waitUntilExit()
         return probe.terminationStatus == 0
     }
@@ -164,7 +164,7 @@ func fetch(_ url: String, method: String = "GET", body: String? = nil, headers: 
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try process.start()
         let output = out.fileHandleForReading.readDataToEndOfFile()
         let errors = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

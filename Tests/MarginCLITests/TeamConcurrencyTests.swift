@@ -109,7 +109,7 @@ import Testing
             process.environment = environment
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try process.start()
             Thread.sleep(forTimeInterval: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

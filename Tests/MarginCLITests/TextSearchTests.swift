@@ -156,7 +156,7 @@ import Testing
         process.arguments = [path]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try process.start()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(String(decoding: data, as: UTF8.self).prefix(64))

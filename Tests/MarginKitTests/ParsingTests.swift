@@ -93,6 +93,13 @@ import Testing
         #expect("\u{1}x\u{2}".replacingAll("\u{1}", with: "") == "x\u{2}")
     }
 
+    /// The environment and the executable's path as Foundation reads them.
+    @Test func environmentAndExecutable() throws {
+        #expect(environmentVariables == ProcessInfo.processInfo.environment)
+        #expect(!environmentVariables.isEmpty)
+        #expect(executablePath() == (try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")))
+    }
+
     @Test func queries() {
         #expect(
             parseQuery("  bayesian   \"probability  distribution\" x\u{A0}") == [

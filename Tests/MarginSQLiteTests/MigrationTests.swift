@@ -79,7 +79,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = [path, "INSERT INTO grdb_migrations VALUES ('v99-future')"]
-        try process.run()
+        try process.start()
         process.waitUntilExit()
         let before = try Data(contentsOf: URL(fileURLWithPath: path)).hashValue
         #expect(throws: StoreError.self) { try LibraryDatabase(path: path) }

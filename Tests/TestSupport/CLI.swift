@@ -65,6 +65,18 @@ public struct MarginRunner: Sendable {
 
 private let spawnLock = NSLock()
 
+extension Process {
+    /// `run()`, one start at a time across all tests of the process: Foundation's
+    /// `Process.run()` is not safe to call from several threads at once on Linux (it crashed
+    /// reading past a buffer in memcpy, with tests starting processes in parallel). The
+    /// children still run at the same time.
+    public func start() throws {
+        spawnLock.lock()
+        defer { spawnLock.unlock() }
+        try run()
+    }
+}
+
 private final class LockedData: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()
@@ -90,16 +102,7 @@ public func runProcess(
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
-    // One start at a time: Foundation's Process.run() crashed once (a read past a buffer in
-    // memcpy) with sixteen threads starting processes together. The children still run at once.
-    spawnLock.lock()
-    do {
-        try process.run()
-    } catch {
-        spawnLock.unlock()
-        throw error
-    }
-    spawnLock.unlock()
+    try process.start()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try? input.fileHandleForWriting.close()
     // Read both pipes concurrently so a large output can't block the child.

@@ -195,10 +195,12 @@ def peers(args, rows, notes):
     notes.append(f"WAL left after `margin add`: {wal_bytes(home) / 2**20:.2f} MiB; "
                  f"text stored: {text_bytes(home) / 2**20:.1f} MiB.")
 
-    # 3. Search, whole process.
+    # 3. Search, whole process. The indexing's writes are flushed first, so that neither side's
+    # runs share the disk with them; a search takes milliseconds, so as many runs as start-up.
+    os.sync()
     env = margin_env(home)
     for kind, margin_args, recoll_query in PEER_QUERIES:
-        t = alternate(args.runs, {
+        t = alternate(args.runs * 3, {
             "margin": lambda: run([MARGIN, "search", "--quiet"] + margin_args, env=env),
             "recollq": lambda: run(["recollq", "-c", recoll, recoll_query]),
         })
@@ -263,10 +265,12 @@ def scale(args, scale_rows):
             ok=(0,))
         pdfs = sorted(os.path.join(files, f) for f in os.listdir(files))
         built = run([MARGIN, "add", "--quiet"] + pdfs, env=margin_env(home), ok=(0,))
+        os.sync()
         env = margin_env(home)
         row = {"pages": size, "add": built, "index": library_bytes(home), "text": text_bytes(home)}
         for kind, margin_args in SCALE_QUERIES:
-            row[kind] = alternate(args.runs, {"m": lambda: run([MARGIN, "search", "--quiet"] + margin_args, env=env)})["m"]
+            row[kind] = alternate(
+                args.runs * 3, {"m": lambda: run([MARGIN, "search", "--quiet"] + margin_args, env=env)})["m"]
         row["rss"] = max(peak_rss_kib([MARGIN, "search", "--quiet"] + q, env) for _, q in SCALE_QUERIES)
         scale_rows.append(row)
         # The generated PDFs go once indexed (the larger corpora are hundreds of MiB).
@@ -299,7 +303,8 @@ def main():
         "# Benchmark results",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}. "
-        f"Medians of {args.runs} alternating runs ({args.index_runs} for indexing, {args.runs * 3} for start-up; "
+        f"Medians of {args.runs} alternating runs ({args.index_runs} for indexing, {args.runs * 3} for searches against "
+        f"recollq and for start-up; "
         f"pdfgrep once). Written by `bench/run.sh`; timings are never asserted in tests.",
         "",
     ]

@@ -316,9 +316,8 @@ extension Book: RowReadable {
         self.init(
             sha256: try row.value("sha256"), title: try row.value("title"), author: try row.optional("author"),
             pages: try row.value("pages"), bytes: try row.value("bytes"), folder: try row.optional("folder"),
-            password: try row.optional("password"), now: try row.date("addedAt"))
+            password: try row.optional("password"), now: try row.date("addedAt"), uuid: try row.uuid("uuid"))
         id = try row.optional("id")
-        uuid = try row.uuid("uuid")
         memo = try row.optional("memo")
         updatedAt = try row.date("updatedAt")
         openedAt = try row.optionalDate("openedAt")

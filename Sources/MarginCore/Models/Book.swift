@@ -42,11 +42,13 @@ public struct Book: Model, Equatable {
     /// found later (a refresh, a lookup) never replaces them unless told to.
     public var userFields: [String] = []
 
+    /// A new book; `uuid` is given when one is read back (a new UUID reads /dev/urandom: an
+    /// open, a read and a close a book, for `list` of a whole library).
     public init(
         sha256: String, title: String, author: String?, pages: Int, bytes: Int64,
-        folder: String? = nil, password: String? = nil, now: Date = Date()
+        folder: String? = nil, password: String? = nil, now: Date = Date(), uuid: UUID? = nil
     ) {
-        self.uuid = UUID()
+        self.uuid = uuid ?? UUID()
         self.sha256 = sha256
         self.title = title
         self.author = author

@@ -58,31 +58,15 @@ enum Console {
             if start < end { appendTerminalSafe(line[start..<end], to: &table) }
         }
         table.append(0x0A)
-        table.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
+        table.withUnsafeBytes { _ = writeAll($0, to: STDOUT_FILENO) }
     }
 
-    /// Writes text to a file descriptor, whole.
+    /// Writes text to a file descriptor, whole, straight from its bytes: `FileHandle.write(Data(…))`
+    /// makes `Data` from a sequence, whose first use in a process asks the runtime whether the
+    /// sequence's type is contiguous, a scan of all 7,300 conformances in the executable.
     static func write(_ text: String, to descriptor: Int32) {
         var text = text
-        text.withUTF8 { write(UnsafeRawBufferPointer($0), to: descriptor) }
-    }
-
-    /// Writes bytes to a file descriptor, whole (a pipe may take them in parts). Straight from
-    /// the bytes: `FileHandle.write(Data(…))` makes `Data` from a sequence, whose first use in a
-    /// process asks the runtime whether the sequence's type is contiguous, a scan of all 7,300
-    /// conformances in the executable.
-    static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) {
-        guard var next = bytes.baseAddress else { return }
-        var left = bytes.count
-        while left > 0 {
-            let written = Foundation.write(descriptor, next, left)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            next += written
-            left -= written
-        }
+        text.withUTF8 { _ = writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
     }
 
     /// A cell: one line, at most `width` characters on a terminal.

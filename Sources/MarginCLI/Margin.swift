@@ -123,8 +123,8 @@ public struct Margin: AsyncParsableCommand {
     /// Runs a parsed command (ArgumentParser's own commands, such as `help`, too).
     static func run(_ command: any ParsableCommand) async throws {
         let parsed = ObjectIdentifier(type(of: command))
-        if let type = asyncCommands.first(where: { ObjectIdentifier($0) == parsed }) {
-            try await run(command, as: type)
+        if let type = asyncCommands.first(where: { ObjectIdentifier($0) == parsed }), try await run(command, as: type) {
+            return
         } else if var command = command as? AsyncParsableCommand {
             try await command.run()
         } else {
@@ -133,12 +133,14 @@ public struct Margin: AsyncParsableCommand {
         }
     }
 
+    /// Runs the command as the type found for it; false if it is not of that type.
     private static func run<Command: AsyncParsableCommand>(_ command: any ParsableCommand, as _: Command.Type)
-        async throws
+        async throws -> Bool
     {
         // A cast to the concrete type: the runtime compares the type, nothing to scan.
-        var command = command as! Command
+        guard var command = command as? Command else { return false }
         try await command.run()
+        return true
     }
 
     /// Prints an error as one `error: …` line (hints may follow) and exits non-zero; help and

@@ -52,9 +52,7 @@ public func absolutePath(_ path: String) -> String {
     var full = path
     if !path.hasPrefix("/") {
         var folder = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        if getcwd(&folder, folder.count) != nil {
-            full = String(decoding: folder.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
-        }
+        if getcwd(&folder, folder.count) != nil { full = cString(folder) + "/" + path }
     }
     var parts = [String]()
     for part in full.split(separator: "/") {
@@ -90,7 +88,28 @@ public let environmentVariables: [String: String] = {
 /// The running executable's path (`/proc/self/exe` resolved), or that link when it can't be read.
 public func executablePath() -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard length > 0 else { return "/proc/self/exe" }
-    return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard readlink("/proc/self/exe", &buffer, buffer.count - 1) > 0 else { return "/proc/self/exe" }
+    return cString(buffer)
+}
+
+/// The text of a C string held in a buffer (up to its first NUL).
+private func cString(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Writes all of `bytes` to a file descriptor (a pipe or a disk may take them in parts),
+/// writing again when a signal interrupts. Returns the `errno` of a failed write (EIO for one
+/// that wrote nothing), nil when everything was written.
+public func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        if written == 0 { return EIO }
+        offset += written
+    }
+    return nil
 }

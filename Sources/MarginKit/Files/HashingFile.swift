@@ -50,14 +50,8 @@ package final class HashingFile {
 
     package func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw MarginError.io("cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-            offset += written
+        if let code = writeAll(bytes, to: descriptor) {
+            throw MarginError.io("cannot write \(path): \(String(cString: strerror(code)))")
         }
         account(bytes)
     }

@@ -295,16 +295,7 @@ private struct FrameWriter {
             }
             pthread_sigmask(SIG_SETMASK, &previous, nil)
         }
-        return bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return false }
-                offset += written
-            }
-            return true
-        }
+        return bytes.withUnsafeBytes { writeAll($0, to: descriptor) == nil }
     }
 }
 

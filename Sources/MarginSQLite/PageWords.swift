@@ -21,6 +21,10 @@ enum PageWords {
     /// A phrase ending inside a word is asked as a choice of at most this many phrases, one for
     /// each word it may end with (times its first word's spellings); past that, as a prefix.
     static let maxPhrases = 8
+    /// A phrase ending inside a word spelled more ways than `maxPhrases` is looked for in the
+    /// text of the pages holding the rest of it, when they are at most this many (see
+    /// `SQLiteStore.visitPhrasePagesByCore`).
+    static let corePages = 500
 
     /// Applies the queued page changes to the index: a page's words leave with the text it had
     /// when first queued (what the index holds), and its current text, if it still exists, goes in.
@@ -130,10 +134,15 @@ enum PageWords {
     /// Each term's part of the expression (a page must match all of them; terms the index can't
     /// answer have none), or nil when no page can match.
     static func parts(for terms: [String], _ db: Database) throws -> [String]? {
-        var parts = [String]()
+        try termParts(for: terms, db)?.map(\.part)
+    }
+
+    /// `parts(for:)` with the term each part is for.
+    static func termParts(for terms: [String], _ db: Database) throws -> [(term: String, part: String)]? {
+        var parts = [(term: String, part: String)]()
         for term in terms {
             switch try expression(for: TermWords(term.unicodeScalars), db) {
-            case .some(.match(let part)): parts.append(part)
+            case .some(.match(let part)): parts.append((term, part))
             case .some(.none): return nil
             case nil: continue
             }
@@ -202,6 +211,15 @@ enum PageWords {
             db, sql: "SELECT word FROM term WHERE word >= ? AND word < ? ORDER BY word LIMIT ?",
             arguments: [piece, piece + "\u{10FFFF}", limit + 1])
         return words.count > limit ? nil : words
+    }
+
+    /// For a part that is one phrase of two or more words ending inside a word
+    /// (`"dark matter halo"*`), the phrase without its last word (`"dark matter"`); else nil.
+    static func phraseCore(_ part: String) -> String? {
+        guard part.hasPrefix("\""), part.hasSuffix("\"*") else { return nil }
+        let inner = part.dropFirst().dropLast(2)
+        guard !inner.contains("\""), let space = inner.lastIndex(of: " ") else { return nil }
+        return "\"" + inner[..<space] + "\""
     }
 
     static func quoted(_ text: String) -> String {

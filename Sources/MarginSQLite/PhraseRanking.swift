@@ -29,13 +29,24 @@ enum PhraseRanking {
     /// The rows (page id, then the blob of `margin_phrase_hits`) best first, as FTS5 orders
     /// them by `rank` (ties by page id); nil when a blob isn't one (then the caller asks FTS5).
     static func order(_ rows: [Row]) -> [Int64]? {
+        var entries = [(id: Int64, blob: Data)]()
+        for row in rows {
+            guard let blob = row[1] as Data? else { return nil }
+            entries.append((row[0], blob))
+        }
+        return order(entries)
+    }
+
+    /// The page ids best first, from each page's blob of `margin_phrase_hits`; nil when a blob
+    /// isn't one.
+    static func order(_ rows: [(id: Int64, blob: Data)]) -> [Int64]? {
         var ids = [Int64]()
         var lengths = [Int32]()
         var hits = [[UInt32]]()
         var tableRows: Int64 = 0
         var tableTokens: Int64 = 0
-        for row in rows {
-            guard let blob = row[1] as Data?, blob.count >= 20, (blob.count - 20) % 4 == 0 else { return nil }
+        for (id, blob) in rows {
+            guard blob.count >= 20, (blob.count - 20) % 4 == 0 else { return nil }
             let phrases = (blob.count - 20) / 4
             if let first = hits.first, first.count != phrases { return nil }
             blob.withUnsafeBytes { bytes in
@@ -44,7 +55,7 @@ enum PhraseRanking {
                 lengths.append(bytes.loadUnaligned(fromByteOffset: 16, as: Int32.self))
                 hits.append((0..<phrases).map { bytes.loadUnaligned(fromByteOffset: 20 + 4 * $0, as: UInt32.self) })
             }
-            ids.append(row[0])
+            ids.append(id)
         }
         guard let phrases = hits.first?.count else { return [] }
         // fts5Bm25GetData: the average length, and each phrase's IDF from the pages holding it.

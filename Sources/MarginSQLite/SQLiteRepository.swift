@@ -308,6 +308,9 @@ final class CandidateCounts {
     var counts: [String: Int] = [:]
     /// At least this many pages match (the search stopped reading candidates there).
     var atLeast: [String: Int] = [:]
+    /// Pages matching so far and candidates not yet read of a search whose common terms are
+    /// checked in the text (see `SQLiteStore.visitRarePartPages`), counted further on demand.
+    var unread: [String: (counted: Int, ids: ArraySlice<Int64>, common: [[Unicode.Scalar]])] = [:]
 }
 
 /// The index words of pages inserted in one write transaction, by page id.

@@ -4,11 +4,23 @@ import MarginCore
 
 extension SQLiteStore {
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
-        guard let parts = try PageWords.parts(for: terms, db) else { return }
+        guard let termParts = try PageWords.termParts(for: terms, db) else { return }
+        let parts = termParts.map(\.part)
         guard !parts.isEmpty else {
             // No term the index can answer (only short pieces of words, or punctuation): every
             // page is a candidate.
             return try scanPages(bookId: bookId, visit: visit)
+        }
+        let rare = parts.count > 1 ? try parts.filter(isRare) : parts
+        if !rare.isEmpty, rare.count < parts.count {
+            let common = termParts.filter { !rare.contains($0.part) }.map { Array($0.term.unicodeScalars) }
+            return try visitRarePartPages(
+                rare, common: common, key: countKey(terms, bookId), bookId: bookId, visit: visit)
+        }
+        if parts.count == 1, bookId == nil, let core = PageWords.phraseCore(parts[0]),
+            try visitPhrasePagesByCore(core, term: termParts[0].term, key: countKey(terms, bookId), visit: visit)
+        {
+            return
         }
         let match = parts.joined(separator: " AND ")
         let (filter, arguments) = try pageMatch(match, bookId: bookId)
@@ -32,7 +44,7 @@ extension SQLiteStore {
         }
         if probe.count <= PageWords.rankedPages {
             candidateCounts.counts[countKey(terms, bookId)] = probe.count
-            _ = try visitPages(rankedPages(parts, probe, bookId: bookId), bookId: bookId, visit: visit)
+            _ = try visitPages(rankedPages(parts, bookId: bookId), bookId: bookId, visit: visit)
             return
         }
         // More than that many match: a count that stops sooner needs no second pass.
@@ -51,46 +63,102 @@ extension SQLiteStore {
         _ = try visitPages(batch, bookId: bookId, visit: visit)
     }
 
-    /// The pages matching every part, best first (bm25). Ranking weighs each part by how many
-    /// pages hold it, which FTS5 counts by reading the part's whole list of pages: for a word on
-    /// most pages ("the", with the words holding it) that read grows with the library, and the
-    /// weight it finds is next to nothing. So a part on more than `rankedPages` pages is left out
-    /// of the ranking (never out of the match) when a rarer part is there to rank by; the pages
-    /// matching them all are the ones already found (`matching`).
-    private func rankedPages(_ parts: [String], _ matching: [Int64], bookId: Int64?) throws -> [Int64] {
-        let match = parts.joined(separator: " AND ")
-        let (filter, arguments) = try pageMatch(match, bookId: bookId)
-        var rare = parts
-        if parts.count > 1 {
-            rare = try parts.filter { part in
-                try Int.fetchOne(
-                    db,
-                    sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT ?)",
-                    arguments: [part, PageWords.rankedPages + 1]) ?? 0 <= PageWords.rankedPages
-            }
+    /// The pages matching every part (all of them rare: see `isRare`), best first (bm25).
+    private func rankedPages(_ parts: [String], bookId: Int64?) throws -> [Int64] {
+        let (filter, arguments) = try pageMatch(parts.joined(separator: " AND "), bookId: bookId)
+        // One phrase (not a choice between several): bm25's order without its pass over
+        // every page holding the phrase for the phrase's weight, the same for every page
+        // (`margin_phrase_rank`, CFTS5). With a prefix ("dark matter halo…") that pass
+        // merged every word starting with it: 8.8 ms of a search at 100,000 pages.
+        if parts.count == 1, !parts[0].hasPrefix("("),
+            let ranked = try? Int64.fetchAll(
+                db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY margin_phrase_rank(page_words)",
+                arguments: arguments)
+        {
+            return ranked
         }
-        if rare.isEmpty || rare.count == parts.count {
-            // One phrase (not a choice between several): bm25's order without its pass over
-            // every page holding the phrase for the phrase's weight, the same for every page
-            // (`margin_phrase_rank`, CFTS5). With a prefix ("dark matter halo…") that pass
-            // merged every word starting with it: 8.8 ms of a search at 100,000 pages.
-            if parts.count == 1, !parts[0].hasPrefix("("),
-                let ranked = try? Int64.fetchAll(
-                    db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY margin_phrase_rank(page_words)",
-                    arguments: arguments)
-            {
-                return ranked
-            }
-            return try Int64.fetchAll(
-                db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
-        }
-        // The rarer parts' pages, ranked, kept when they match every part: asking FTS5 for the
-        // ranked pages among `matching` (rowid IN …) costs a seek and an evaluation a page.
-        let (rareFilter, rareArguments) = try pageMatch(rare.joined(separator: " AND "), bookId: bookId)
-        let matches = Set(matching)
         return try Int64.fetchAll(
-            db, sql: "SELECT rowid FROM page_words WHERE \(rareFilter) ORDER BY rank", arguments: rareArguments
-        ).filter(matches.contains)
+            db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
+    }
+
+    /// Whether a part of a query is on at most `rankedPages` pages of the library. Ranking
+    /// weighs each part by how many pages hold it, which FTS5 counts by reading the part's whole
+    /// list of pages: for a word on most pages ("the", with the words holding it) that read grows
+    /// with the library, and the weight it finds is next to nothing. So only rare parts rank.
+    private func isRare(_ part: String) throws -> Bool {
+        try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT ?)",
+            arguments: [part, PageWords.rankedPages + 1]) ?? 0 <= PageWords.rankedPages
+    }
+
+    /// A search of several terms, some on few pages (`isRare`) and some on many ("quasar the").
+    /// FTS5 answers their AND by seeking, for each page of the rare part, every word of the common
+    /// one (for "the", the ten words holding it) in every segment of the index: 34 M instructions
+    /// for the 100 pages holding "quasar" in 100,000, and growing with the library. The rare
+    /// parts' pages are few (at most `rankedPages`), best first by the rare parts (bm25, as
+    /// before), and the common terms are checked in their text, by the rule the search checks
+    /// every page with (`foldedText(_:containsAll:)`): the pages visited are the same. Those left
+    /// when `visit` stops are counted on demand (`countCandidatePages`).
+    private func visitRarePartPages(
+        _ rare: [String], common: [[Unicode.Scalar]], key: String, bookId: Int64?, visit: (PageText) throws -> Bool
+    ) throws {
+        let (filter, arguments) = try pageMatch(rare.joined(separator: " AND "), bookId: bookId)
+        let ids = try Int64.fetchAll(
+            db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
+        var counted = 0
+        var last: Int64?
+        let finished = try visitPages(ids, bookId: bookId) { page in
+            last = page.id
+            guard foldedText(page.text, containsAll: common) else { return true }
+            counted += 1
+            return try visit(page)
+        }
+        if finished {
+            candidateCounts.counts[key] = counted
+        } else if let last, let stop = ids.firstIndex(of: last) {
+            candidateCounts.unread[key] = (counted, ids[(stop + 1)...], common)
+        }
+    }
+
+    /// A phrase ending inside a word whose end the vocabulary spells many ways ("dark matter
+    /// halo…": 51 words start with "halo"). FTS5 evaluates it by merging the pages of every such
+    /// word first, however rare the rest of the phrase: 31,000 pages at 100,000, 31 M
+    /// instructions. When the phrase without its last word (its core, "dark matter") is on at most
+    /// `PageWords.corePages` pages, those are read and the whole phrase counted in their text,
+    /// by the rule the search checks pages with (`foldedMatchCount`). The counts take the place
+    /// of FTS5's in the ranking (`PhraseRanking`), so the order is bm25's, as before. False, with
+    /// nothing visited, when the core is on more pages.
+    private func visitPhrasePagesByCore(
+        _ core: String, term: String, key: String, visit: (PageText) throws -> Bool
+    ) throws -> Bool {
+        guard
+            let rows = try? Row.fetchAll(
+                db, sql: PhraseRanking.sql("page_words MATCH ?", limit: PageWords.corePages + 1),
+                arguments: [core]),
+            rows.count <= PageWords.corePages
+        else { return false }
+        var pages = [Int64: PageText]()
+        _ = try visitPages(rows.map { $0[0] }, bookId: nil) { page in
+            if let id = page.id { pages[id] = page }
+            return true
+        }
+        let scalars = Array(term.unicodeScalars)
+        var matching = [(id: Int64, blob: Data)]()
+        for row in rows {
+            // One phrase: the blob holds its hits on the page last, as four bytes.
+            guard var blob = row[1] as Data?, blob.count == 24 else { return false }
+            guard let page = pages[row[0]] else { continue }
+            let hits = foldedMatchCount(page.text, of: scalars)
+            guard hits > 0 else { continue }
+            blob.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(hits), toByteOffset: 20, as: UInt32.self) }
+            matching.append((row[0], blob))
+        }
+        guard let ranked = PhraseRanking.order(matching) else { return false }
+        candidateCounts.counts[key] = matching.count
+        for id in ranked {
+            if let page = pages[id], try !visit(page) { break }
+        }
+        return true
     }
 
     /// Loads the pages with these ids (in this order) a batch at a time, skipping any the index
@@ -120,6 +188,15 @@ extension SQLiteStore {
         // Counted already when the search read all its candidates (neither the vocabulary nor
         // the index is asked again).
         let key = countKey(terms, bookId)
+        if let (counted, ids, common) = candidateCounts.unread[key] {
+            // The rest of a search whose common terms are checked in the text: read until `cap`.
+            var total = counted
+            _ = try visitPages(Array(ids), bookId: bookId) { page in
+                if foldedText(page.text, containsAll: common) { total += 1 }
+                return total < cap
+            }
+            return min(total, max(0, cap))
+        }
         if let known = candidateCounts.counts[key] { return min(known, max(0, cap)) }
         if let atLeast = candidateCounts.atLeast[key], atLeast >= cap { return max(0, cap) }
         guard let expression = try PageWords.expression(for: terms, db) else { return nil }

@@ -39,6 +39,55 @@ import Testing
         }
     }
 
+    /// `foldedMatchCount` (which reads plain ASCII pages without a `SearchableText`) counts what
+    /// `foldedMatches` finds, and `foldedText(_:containsAll:)` agrees: random texts, mostly ASCII
+    /// (capitals, every white space, hyphens before and away from line ends, controls), some with
+    /// any scalar of the alphabet above; terms cut from their folded text (so most are found),
+    /// with spaces, and made up.
+    @Test func matchCountsWithoutSearchableTextEqualItsMatches() {
+        let ascii = [
+            "a", "b", "A", "B", "t", "T", "h", "e", " ", "  ", "\n", "\r", "\t", "\u{0B}", "\u{0C}", "-", "-\n", ".",
+            "7", "\u{01}", "\u{7F}",
+        ]
+        var generator = SeededRandom(seed: 0x636F_756E_74)
+        var checked = 0
+        var found = 0
+        for round in 0..<4_000 {
+            let alphabet = round % 4 == 3 ? ascii + Self.alphabet : ascii.filter { $0 != "-\n" || round % 2 == 0 }
+            var text = ""
+            for _ in 0..<Int(generator.next() % 80) {
+                text += alphabet[Int(generator.next() % UInt64(alphabet.count))]
+            }
+            let folded = SearchableText(text).folded
+            var terms: [[Unicode.Scalar]] = [
+                [], [" "], Array("ab".unicodeScalars), Array("a b".unicodeScalars),
+                Array("A".unicodeScalars), Array("é".unicodeScalars), Array("a  b".unicodeScalars),
+                Array("\t".unicodeScalars),
+            ]
+            for _ in 0..<6 where !folded.isEmpty {
+                let start = Int(generator.next() % UInt64(folded.count))
+                let end = min(folded.count, start + 1 + Int(generator.next() % 6))
+                // A line break in the folded text only sets apart the copies of hyphenated line
+                // ends; a folded term never holds one.
+                terms.append(Array(folded[start..<end]).filter { $0 != "\n" })
+            }
+            for term in terms {
+                let expected = SearchableText(text).foldedMatches(term, wholeWord: false).count
+                let count = foldedMatchCount(text, of: term)
+                #expect(count == expected, "\(term) in \(text.debugDescription)")
+                #expect(foldedMatchCount(text, of: term, upTo: 1) == min(1, expected))
+                #expect(
+                    foldedText(text, containsAll: [term, Array("a".unicodeScalars)])
+                        == (expected > 0
+                            && SearchableText(text).foldedMatches(Array("a".unicodeScalars), wholeWord: false).count > 0)
+                )
+                checked += 1
+                if expected > 0 { found += 1 }
+            }
+        }
+        #expect(checked > 30_000 && found > 10_000, "\(checked) terms, \(found) found")
+    }
+
     @Test func matchesAndSnippetsAcrossAJoinedLineEnd() {
         let text = SearchableText("An appli-\ncative-order evaluation of Co-\nOperation")
         #expect(text.foldedMatches(foldedTerm("applicative"), wholeWord: false).count == 1)

@@ -165,6 +165,75 @@ import Testing
         #expect(reversed == found, "the order of the words changes nothing")
     }
 
+    /// A rare word beside a common one when the search stops early: the pages left are counted
+    /// on demand from their text, up to the cap, with the pages holding no common word left out.
+    @Test func aRareWordsPagesLeftUnreadAreCountedOnDemand() async throws {
+        let database = try LibraryDatabase()
+        let count = PageWords.rankedPages + 10
+        let texts =
+            (1...count).map { number in
+                "page \(number) holds the word common" + (number % 3 == 0 ? " zebra" : "")
+            } + (1...50).map { "zebra page \($0) without the other word" }
+        _ = try await addBook(database, pages: texts)
+        let terms = ["zebra", "common"].map(folded)
+        let (read, capped, all) = try await database.writer.read { db in
+            let store = SQLiteStore(db: db)
+            var read = 0
+            try store.candidatePages(containing: terms, bookId: nil) { page in
+                #expect(page.text.contains("common") && page.text.contains("zebra"))
+                read += 1
+                return read < 5
+            }
+            let capped = try store.countCandidatePages(containing: terms, bookId: nil, cap: 300)
+            let all = try SQLiteStore(db: db).countCandidatePages(containing: terms, bookId: nil, cap: 5_000)
+            return (read, capped, all)
+        }
+        #expect(read == 5)
+        #expect(capped == 300)
+        #expect(all == count / 3, "the index's count of pages holding both")
+    }
+
+    /// A phrase ending inside a word spelled more ways than `maxPhrases` ("halo", "haloes",
+    /// "halogen"…): its pages are those of the phrase without its last word, counted in their
+    /// text, in bm25's order for the whole phrase, and the index is not asked the prefix.
+    @Test func aPhraseEndingInAWordOfManySpellingsIsCountedInTheText() async throws {
+        let database = try LibraryDatabase()
+        let ends = ["halo", "haloes", "halogen", "halos", "halotta", "halowe", "halox", "haloy", "haloz", "halo7"]
+        #expect(ends.count > PageWords.maxPhrases)
+        let texts = (1...60).map { number in
+            var words = (0..<(8 + number % 13)).map { ["alpha", "beta", "gamma"][$0 % 3] }
+            for hit in 0..<(number % 4) {
+                words.insert("Dark  Matter " + ends[(number + hit) % ends.count], at: (hit * 5) % words.count)
+            }
+            if number % 7 == 0 { words.append("dark matter without the end") }
+            words.append(ends[number % ends.count])
+            return words.joined(separator: " ")
+        }
+        _ = try await addBook(database, pages: texts)
+        final class Statements: @unchecked Sendable { var sql = [String]() }
+        let statements = Statements()
+        let (found, counted, ranked) = try await database.writer.read { db in
+            let store = SQLiteStore(db: db)
+            db.trace { statements.sql.append("\($0)") }
+            var found = [Int64]()
+            try store.candidatePages(containing: [folded("dark matter halo")], bookId: nil) { page in
+                found.append(try #require(page.id))
+                return true
+            }
+            let counted = try store.countCandidatePages(
+                containing: [folded("dark matter halo")], bookId: nil, cap: 1_000)
+            db.trace(nil)
+            let ranked = try Int64.fetchAll(
+                db, sql: "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY rank",
+                arguments: [#""dark matter halo"*"#])
+            return (found, counted, ranked)
+        }
+        #expect(found.count == 45)
+        #expect(found == ranked, "bm25's order of the whole phrase")
+        #expect(counted == 45)
+        #expect(!statements.sql.contains { $0.contains("halo") }, "\(statements.sql)")
+    }
+
     /// A search that read more candidates than the count's cap leaves nothing to count: the
     /// count asks the index nothing; a higher cap still counts them all.
     @Test func aCountStopsWhereTheSearchsReadingDid() async throws {

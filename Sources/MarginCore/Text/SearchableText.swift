@@ -21,6 +21,11 @@ public struct SearchableText: Sendable {
         self = text.withUTF8 { SearchableText(utf8: $0) }
     }
 
+    /// The text of these bytes (valid UTF-8, as a `String`'s).
+    init(utf8Text bytes: UnsafeBufferPointer<UInt8>) {
+        self.init(utf8: bytes)
+    }
+
     /// One pass over the UTF-8 bytes into buffers of known size (`Array.append` costs a
     /// uniqueness and a capacity check a scalar, four arrays a scalar: most of a search's time
     /// on its candidate pages). The rules are those of the scalar-by-scalar reading they
@@ -159,8 +164,9 @@ public struct SearchableText: Sendable {
     /// Ranges (in `cased`) where the folded `term` occurs.
     /// Ranges (in `cased`) where the folded `term` occurs, in reading order, each once (a match in
     /// a hyphen-kept copy of a line end stands for the joined text it came from).
-    public func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
-        let ranges = occurrences(of: term, in: folded, wholeWord: wholeWord).map { range in
+    /// With `first`, only the first match found (whether there is one).
+    public func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool, first: Bool = false) -> [Range<Int>] {
+        let ranges = occurrences(of: term, in: folded, wholeWord: wholeWord, first: first).map { range in
             Int(origin[range.lowerBound])..<(Int(origin[range.upperBound - 1]) + 1)
         }
         guard folded.count > 0, folded.contains("\n") else { return ranges }
@@ -169,8 +175,9 @@ public struct SearchableText: Sendable {
     }
 
     /// Ranges (in `cased`) where `term` occurs exactly (case and accents as given).
-    public func casedMatches(_ term: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
-        occurrences(of: term, in: cased, wholeWord: wholeWord)
+    /// With `first`, only the first match (whether there is one).
+    public func casedMatches(_ term: [Unicode.Scalar], wholeWord: Bool, first: Bool = false) -> [Range<Int>] {
+        occurrences(of: term, in: cased, wholeWord: wholeWord, first: first)
     }
 
     /// About `width` scalars of context around `range`, cut at spaces, with the match between
@@ -223,7 +230,9 @@ public func casedTerm(_ term: String) -> [Unicode.Scalar] {
     SearchableText(term).cased
 }
 
-private func occurrences(of term: [Unicode.Scalar], in text: [Unicode.Scalar], wholeWord: Bool) -> [Range<Int>] {
+private func occurrences(
+    of term: [Unicode.Scalar], in text: [Unicode.Scalar], wholeWord: Bool, first onlyFirst: Bool = false
+) -> [Range<Int>] {
     guard !term.isEmpty, term.count <= text.count else { return [] }
     var result = [Range<Int>]()
     let first = term[0]
@@ -237,6 +246,7 @@ private func occurrences(of term: [Unicode.Scalar], in text: [Unicode.Scalar], w
                     && (range.upperBound == text.count || !isWordScalar(text[range.upperBound])))
             {
                 result.append(range)
+                if onlyFirst { break }
                 index = range.upperBound
                 continue
             }
@@ -411,4 +421,191 @@ private final class FoldCache: @unchecked Sendable {
 /// ligatures): the one definition, used for stored search columns and for queries alike.
 public func folded(_ text: String) -> String {
     SearchableText(text).foldedString
+}
+
+/// Whether the folded text of `text` holds every one of `terms` (folded, as `foldedTerm` makes
+/// them): whether `SearchableText(text).foldedMatches(term, wholeWord: false)` finds each.
+public func foldedText(_ text: String, containsAll terms: [[Unicode.Scalar]]) -> Bool {
+    terms.allSatisfy { foldedMatchCount(text, of: $0, upTo: 1) > 0 }
+}
+
+/// How many times `term` (folded) occurs in the folded text of `text`, as many as
+/// `SearchableText(text).foldedMatches(term, wholeWord: false)` finds (at most `limit`).
+///
+/// Without building a `SearchableText` when the text is ASCII with no hyphen before a line
+/// break, as most pages are: its folded text is then the text with letters lowercased and each
+/// run of white space one space (none before the first character or after the last), so the
+/// term is looked for in the bytes themselves, its first byte found with `memchr`, a space of it
+/// standing for a run of white space. A term with white space at an end, two spaces running or
+/// white space other than a space is looked for in the folded bytes.
+public func foldedMatchCount(_ text: String, of term: [Unicode.Scalar], upTo limit: Int = .max) -> Int {
+    guard !term.isEmpty, limit > 0 else { return 0 }
+    var text = text
+    return text.withUTF8 { bytes -> Int in
+        guard isPlainASCIIText(bytes) else {
+            return min(
+                limit, SearchableText(utf8Text: bytes).foldedMatches(term, wholeWord: false, first: limit == 1).count)
+        }
+        // ASCII text folds to ASCII without capitals: a term with anything else isn't in it.
+        guard term.allSatisfy({ $0.value < 0x80 && !($0.value >= 0x41 && $0.value <= 0x5A) }) else { return 0 }
+        let needle = term.map { UInt8(truncatingIfNeeded: $0.value) }
+        let spaced =
+            needle.first == 0x20 || needle.last == 0x20
+            || needle.contains { $0 != 0x20 && isASCIISpace($0) }
+            || zip(needle, needle.dropFirst()).contains { $0 == 0x20 && $1 == 0x20 }
+        if spaced {
+            let folded = foldedASCII(bytes)
+            return folded.withUnsafeBufferPointer { haystack in
+                needle.withUnsafeBufferPointer { countOccurrences($0, in: haystack, upTo: limit) }
+            }
+        }
+        return needle.withUnsafeBufferPointer { plainMatchCount($0, in: bytes, upTo: limit) }
+    }
+}
+
+/// Whether the bytes are ASCII with no hyphen followed by white space holding a line break
+/// (where `SearchableText` may join a word).
+private func isPlainASCIIText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let base = bytes.baseAddress else { return true }
+    let count = bytes.count
+    var index = 0
+    let raw = UnsafeRawPointer(base)
+    while index + 8 <= count {
+        if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+        index += 8
+    }
+    while index < count {
+        if base[index] >= 0x80 { return false }
+        index += 1
+    }
+    var start = base
+    let end = base + count
+    while start < end, let found = memchr(start, 0x2D, end - start) {
+        let at = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+        if lineBreakFollows(bytes, at - base + 1) { return false }
+        start = at + 1
+    }
+    return true
+}
+
+/// Matches of a folded term (ASCII, no capitals; a space only between other bytes, one at a
+/// time) in plain ASCII text (`isPlainASCIIText`), read as its folded text, not overlapping.
+private func plainMatchCount(
+    _ needle: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>, upTo limit: Int
+) -> Int {
+    guard let base = bytes.baseAddress, let first = needle.first else { return 0 }
+    let count = bytes.count
+    let upper: UInt8? = first >= 0x61 && first <= 0x7A ? first - 0x20 : nil
+    // The next places of the first byte, as written and capitalized.
+    func next(_ byte: UInt8?, from offset: Int) -> Int {
+        guard let byte, offset < count, let found = memchr(base + offset, Int32(byte), count - offset) else {
+            return count
+        }
+        return UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - base
+    }
+    var nextLower = next(first, from: 0)
+    var nextUpper = next(upper, from: 0)
+    var matches = 0
+    while true {
+        let start = min(nextLower, nextUpper)
+        guard start < count else { return matches }
+        // The rest of the term from just past `start`: letters as their lowercase, a space as a
+        // run of white space (the term goes on after it, so the run isn't the text's last).
+        var position = start + 1
+        var matched = true
+        for index in 1..<needle.count {
+            if needle[index] == 0x20 {
+                guard position < count, isASCIISpace(base[position]) else {
+                    matched = false
+                    break
+                }
+                while position < count, isASCIISpace(base[position]) { position += 1 }
+            } else {
+                guard position < count else {
+                    matched = false
+                    break
+                }
+                let byte = base[position]
+                guard (byte &- 0x41 < 26 ? byte | 0x20 : byte) == needle[index] else {
+                    matched = false
+                    break
+                }
+                position += 1
+            }
+        }
+        let resume: Int
+        if matched {
+            matches += 1
+            if matches >= limit { return matches }
+            resume = position
+        } else {
+            resume = start + 1
+        }
+        if nextLower < resume { nextLower = next(first, from: resume) }
+        if nextUpper < resume { nextUpper = next(upper, from: resume) }
+    }
+}
+
+/// Occurrences of `needle` in `haystack`, not overlapping, at most `limit`.
+private func countOccurrences(
+    _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, upTo limit: Int
+) -> Int {
+    var matches = 0
+    var offset = 0
+    while matches < limit, let found = firstOccurrence(needle, in: haystack, from: offset) {
+        matches += 1
+        offset = found + needle.count
+    }
+    return matches
+}
+
+/// The folded text of plain ASCII bytes (`isPlainASCIIText`).
+private func foldedASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    let count = bytes.count
+    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        var length = 0
+        var pendingSpace = false
+        for byte in bytes {
+            if isASCIISpace(byte) {
+                pendingSpace = length > 0
+                continue
+            }
+            if pendingSpace {
+                buffer[length] = 0x20
+                length += 1
+                pendingSpace = false
+            }
+            buffer[length] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+            length += 1
+        }
+        initialized = length
+    }
+}
+
+/// Where `needle` (not empty) first occurs in `haystack` from `offset` on: each place its first
+/// byte is, found with `memchr`, compared whole with `memcmp`.
+private func firstOccurrence(
+    _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, from offset: Int
+) -> Int? {
+    guard let base = haystack.baseAddress, let first = needle.first, offset + needle.count <= haystack.count else {
+        return nil
+    }
+    let end = base + (haystack.count - needle.count + 1)
+    var start = base + offset
+    while start < end, let found = memchr(start, Int32(first), end - start) {
+        let at = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+        if memcmp(at, needle.baseAddress!, needle.count) == 0 { return at - base }
+        start = at + 1
+    }
+    return nil
+}
+
+/// Whether the ASCII white space from `offset` on holds a line break.
+private func lineBreakFollows(_ bytes: UnsafeBufferPointer<UInt8>, _ offset: Int) -> Bool {
+    var next = offset
+    while next < bytes.count, isASCIISpace(bytes[next]) {
+        if bytes[next] == 0x0A || bytes[next] == 0x0D { return true }
+        next += 1
+    }
+    return false
 }

@@ -127,14 +127,18 @@ extension Library {
         let indexTerms = folded.map(scalarString)
         try store.textIndex.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
             let text = SearchableText(page.text)
-            var first: [Range<Int>] = []
-            for index in terms.indices {
-                let ranges =
+            // Every match of the first term (for the count and the snippet); of the others, one.
+            let first =
+                options.caseSensitive
+                ? text.casedMatches(cased[0], wholeWord: options.wholeWord)
+                : text.foldedMatches(folded[0], wholeWord: options.wholeWord)
+            if first.isEmpty { return true }
+            for index in terms.indices.dropFirst() {
+                let found =
                     options.caseSensitive
-                    ? text.casedMatches(cased[index], wholeWord: options.wholeWord)
-                    : text.foldedMatches(folded[index], wholeWord: options.wholeWord)
-                if ranges.isEmpty { return true }
-                if index == 0 { first = ranges }
+                    ? text.casedMatches(cased[index], wholeWord: options.wholeWord, first: true)
+                    : text.foldedMatches(folded[index], wholeWord: options.wholeWord, first: true)
+                if found.isEmpty { return true }
             }
             let marked = text.snippet(around: first[0], open: SearchHit.markOpen, close: SearchHit.markClose)
             hits.append(

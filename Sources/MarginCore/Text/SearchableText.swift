@@ -65,12 +65,26 @@ public struct SearchableText: Sendable {
                             casedCount &+= 1
                             pendingSpace = false
                         }
-                        cased[casedCount] = Unicode.Scalar(value)
-                        raw[casedCount] = index
-                        folded.appendUnchecked(
-                            Unicode.Scalar((value >= 0x41 && value <= 0x5A) ? value | 0x20 : value),
-                            from: Int32(truncatingIfNeeded: casedCount))
-                        casedCount &+= 1
+                        // The stretch from here of plain bytes and single spaces between them
+                        // (most of a line) reads byte for byte: each byte a scalar of `cased` and
+                        // of `folded`, a single space standing for itself (as the pending space
+                        // it would be: its own index, one space), copied in one pass.
+                        var end = run &+ 1
+                        while end < count {
+                            let next = bytes[end]
+                            guard isPlainASCII(next) || (next == 0x20 && end &+ 1 < count && isPlainASCII(bytes[end &+ 1]))
+                            else { break }
+                            end &+= 1
+                        }
+                        let length = end &- run
+                        copyStretch(
+                            UnsafeBufferPointer(rebasing: bytes[run..<end]), cased: cased + casedCount,
+                            raw: raw + casedCount, firstIndex: index, folded: &folded,
+                            firstCased: Int32(truncatingIfNeeded: casedCount))
+                        casedCount &+= length
+                        index &+= Int32(truncatingIfNeeded: length)
+                        run = end
+                        continue
                     } else if isASCIISpace(value) {
                         if !pendingSpace { spaceAt = index }
                         pendingSpace = casedCount > 0
@@ -254,6 +268,35 @@ private func occurrences(
         index += 1
     }
     return result
+}
+
+/// Writes a stretch of plain ASCII bytes and single spaces between them (see
+/// `SearchableText.init(utf8:)`): each byte as it is to `cased`, its index in the text to `raw`,
+/// lowercased to `folded` (which has room), from the cased scalar it is. Loops of one store each,
+/// which the compiler can widen into vector instructions.
+@inline(__always)
+private func copyStretch(
+    _ stretch: UnsafeBufferPointer<UInt8>, cased: UnsafeMutablePointer<Unicode.Scalar>,
+    raw: UnsafeMutablePointer<Int32>, firstIndex: Int32, folded: inout FoldedBuffer, firstCased: Int32
+) {
+    let length = stretch.count
+    guard let source = stretch.baseAddress, length > 0 else { return }
+    let foldedScalars = folded.scalars + folded.count
+    let origins = folded.origins + folded.count
+    cased.withMemoryRebound(to: UInt32.self, capacity: length) { cased in
+        for k in 0..<length { cased[k] = UInt32(source[k]) }
+    }
+    foldedScalars.withMemoryRebound(to: UInt32.self, capacity: length) { scalars in
+        for k in 0..<length {
+            let value = source[k]
+            scalars[k] = UInt32(value &- 0x41 < 26 ? value | 0x20 : value)
+        }
+    }
+    for k in 0..<length {
+        raw[k] = firstIndex &+ Int32(truncatingIfNeeded: k)
+        origins[k] = firstCased &+ Int32(truncatingIfNeeded: k)
+    }
+    folded.count += length
 }
 
 /// An ASCII byte that is neither white space (nor another control below the space) nor a

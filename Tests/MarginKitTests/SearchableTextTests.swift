@@ -88,6 +88,67 @@ import Testing
         #expect(checked > 30_000 && found > 10_000, "\(checked) terms, \(found) found")
     }
 
+    /// `PlainText` answers as `SearchableText` does on every plain ASCII text (and declines the
+    /// rest): matches folded and cased, whole words or not, first only or all, and snippets of
+    /// every width around each match; random texts, terms cut from them and made up.
+    @Test func plainTextAnswersAsSearchableText() {
+        let ascii = [
+            "a", "b", "A", "B", "t", "T", "h", "e", "_", "9", " ", " ", "  ", "\n", "\r", "\t", "\u{0B}", "\u{0C}", "-",
+            "-\n", ".", "\u{01}", "\u{7F}", "é",
+        ]
+        var generator = SeededRandom(seed: 0x706C_6169_6E)
+        var plainTexts = 0
+        var matched = 0
+        for round in 0..<3_000 {
+            // One text in five may hold what isn't plain: a scalar past ASCII, a hyphen at a line end.
+            let alphabet = round % 5 == 0 ? ascii : ascii.filter { $0 != "é" && $0 != "-\n" }
+            var text = ""
+            for _ in 0..<Int(generator.next() % 160) {
+                text += alphabet[Int(generator.next() % UInt64(alphabet.count))]
+            }
+            let searchable = SearchableText(text)
+            guard let plain = PlainText(text) else {
+                let bytes = Array(text.utf8)
+                let hyphenAtLineEnd = bytes.indices.contains { index in
+                    guard bytes[index] == 0x2D else { return false }
+                    let spaces = bytes[(index + 1)...].prefix { [0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D].contains($0) }
+                    return spaces.contains(0x0A) || spaces.contains(0x0D)
+                }
+                #expect(bytes.contains { $0 >= 0x80 } || hyphenAtLineEnd, "\(text.debugDescription)")
+                continue
+            }
+            plainTexts += 1
+            var terms: [[Unicode.Scalar]] = [[], Array("ab".unicodeScalars), Array("A".unicodeScalars), [" "]]
+            for source in [searchable.folded, searchable.cased] where !source.isEmpty {
+                for _ in 0..<3 {
+                    let start = Int(generator.next() % UInt64(source.count))
+                    terms.append(Array(source[start..<min(source.count, start + 1 + Int(generator.next() % 5))]))
+                }
+            }
+            for term in terms {
+                for wholeWord in [false, true] {
+                    for first in [false, true] {
+                        let folded = searchable.foldedMatches(term, wholeWord: wholeWord, first: first)
+                        #expect(plain.foldedMatches(term, wholeWord: wholeWord, first: first) == folded)
+                        #expect(
+                            plain.casedMatches(term, wholeWord: wholeWord, first: first)
+                                == searchable.casedMatches(term, wholeWord: wholeWord, first: first))
+                        for range in folded {
+                            matched += 1
+                            for width in [0, 3, 60] {
+                                #expect(
+                                    plain.snippet(around: range, width: width, open: "[", close: "]")
+                                        == searchable.snippet(around: range, width: width, open: "[", close: "]"),
+                                    "\(text.debugDescription)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(plainTexts > 1_000 && matched > 20_000, "\(plainTexts) plain texts, \(matched) matches")
+    }
+
     @Test func matchesAndSnippetsAcrossAJoinedLineEnd() {
         let text = SearchableText("An appli-\ncative-order evaluation of Co-\nOperation")
         #expect(text.foldedMatches(foldedTerm("applicative"), wholeWord: false).count == 1)

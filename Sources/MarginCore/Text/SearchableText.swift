@@ -72,7 +72,9 @@ public struct SearchableText: Sendable {
                         var end = run &+ 1
                         while end < count {
                             let next = bytes[end]
-                            guard isPlainASCII(next) || (next == 0x20 && end &+ 1 < count && isPlainASCII(bytes[end &+ 1]))
+                            guard
+                                isPlainASCII(next)
+                                    || (next == 0x20 && end &+ 1 < count && isPlainASCII(bytes[end &+ 1]))
                             else { break }
                             end &+= 1
                         }
@@ -309,7 +311,7 @@ private func isPlainASCII(_ byte: UInt8) -> Bool {
 /// The ASCII white space `isSpace` names: space, tab, line feed, vertical tab, form feed,
 /// carriage return.
 @inline(__always)
-private func isASCIISpace(_ byte: UInt8) -> Bool {
+func isASCIISpace(_ byte: UInt8) -> Bool {
     byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
 }
 
@@ -497,7 +499,7 @@ public func foldedMatchCount(_ text: String, of term: [Unicode.Scalar], upTo lim
             || needle.contains { $0 != 0x20 && isASCIISpace($0) }
             || zip(needle, needle.dropFirst()).contains { $0 == 0x20 && $1 == 0x20 }
         if spaced {
-            let folded = foldedASCII(bytes)
+            let folded = collapsedASCII(bytes, lowercased: true)
             return folded.withUnsafeBufferPointer { haystack in
                 needle.withUnsafeBufferPointer { countOccurrences($0, in: haystack, upTo: limit) }
             }
@@ -508,7 +510,7 @@ public func foldedMatchCount(_ text: String, of term: [Unicode.Scalar], upTo lim
 
 /// Whether the bytes are ASCII with no hyphen followed by white space holding a line break
 /// (where `SearchableText` may join a word).
-private func isPlainASCIIText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+func isPlainASCIIText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let base = bytes.baseAddress else { return true }
     let count = bytes.count
     var index = 0
@@ -595,16 +597,18 @@ private func countOccurrences(
 ) -> Int {
     var matches = 0
     var offset = 0
-    while matches < limit, let found = firstOccurrence(needle, in: haystack, from: offset) {
+    while matches < limit, let found = firstByteOccurrence(needle, in: haystack, from: offset) {
         matches += 1
         offset = found + needle.count
     }
     return matches
 }
 
-/// The folded text of plain ASCII bytes (`isPlainASCIIText`).
-private func foldedASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+/// The cased text of plain ASCII bytes (`isPlainASCIIText`), or with `lowercased` its folded
+/// text: each run of white space one space, none before the first character or after the last.
+func collapsedASCII(_ bytes: UnsafeBufferPointer<UInt8>, lowercased: Bool) -> [UInt8] {
     let count = bytes.count
+    let capitals: UInt8 = lowercased ? 26 : 0
     return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
         var length = 0
         var pendingSpace = false
@@ -618,7 +622,7 @@ private func foldedASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
                 length += 1
                 pendingSpace = false
             }
-            buffer[length] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+            buffer[length] = byte &- 0x41 < capitals ? byte | 0x20 : byte
             length += 1
         }
         initialized = length
@@ -627,7 +631,7 @@ private func foldedASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
 
 /// Where `needle` (not empty) first occurs in `haystack` from `offset` on: each place its first
 /// byte is, found with `memchr`, compared whole with `memcmp`.
-private func firstOccurrence(
+func firstByteOccurrence(
     _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, from offset: Int
 ) -> Int? {
     guard let base = haystack.baseAddress, let first = needle.first, offset + needle.count <= haystack.count else {

@@ -126,26 +126,39 @@ extension Library {
         var hits = [SearchHit]()
         let indexTerms = folded.map(scalarString)
         try store.textIndex.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
-            let text = SearchableText(page.text)
-            // Every match of the first term (for the count and the snippet); of the others, one.
-            let first =
-                options.caseSensitive
-                ? text.casedMatches(cased[0], wholeWord: options.wholeWord)
-                : text.foldedMatches(folded[0], wholeWord: options.wholeWord)
-            if first.isEmpty { return true }
-            for index in terms.indices.dropFirst() {
-                let found =
-                    options.caseSensitive
-                    ? text.casedMatches(cased[index], wholeWord: options.wholeWord, first: true)
-                    : text.foldedMatches(folded[index], wholeWord: options.wholeWord, first: true)
-                if found.isEmpty { return true }
+            // Most pages are plain ASCII, read as `SearchableText` reads them without building one.
+            let hit: SearchHit?
+            if let plain = PlainText(page.text) {
+                hit = pageHit(plain, page, folded: folded, cased: cased, options)
+            } else {
+                hit = pageHit(SearchableText(page.text), page, folded: folded, cased: cased, options)
             }
-            let marked = text.snippet(around: first[0], open: SearchHit.markOpen, close: SearchHit.markClose)
-            hits.append(
-                SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count))
+            guard let hit else { return true }
+            hits.append(hit)
             return options.limit == 0 || hits.count < options.limit
         }
         return hits
+    }
+
+    /// The hit on a page holding every term, with a snippet around the first term's first match.
+    private func pageHit<Text: MatchableText>(
+        _ text: Text, _ page: PageText, folded: [[Unicode.Scalar]], cased: [[Unicode.Scalar]], _ options: SearchOptions
+    ) -> SearchHit? {
+        // Every match of the first term (for the count and the snippet); of the others, one.
+        let first =
+            options.caseSensitive
+            ? text.casedMatches(cased[0], wholeWord: options.wholeWord, first: false)
+            : text.foldedMatches(folded[0], wholeWord: options.wholeWord, first: false)
+        if first.isEmpty { return nil }
+        for index in folded.indices.dropFirst() {
+            let found =
+                options.caseSensitive
+                ? text.casedMatches(cased[index], wholeWord: options.wholeWord, first: true)
+                : text.foldedMatches(folded[index], wholeWord: options.wholeWord, first: true)
+            if found.isEmpty { return nil }
+        }
+        let marked = text.snippet(around: first[0], width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
+        return SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count)
     }
 
     private func regexHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {

@@ -28,11 +28,11 @@ public struct PlainText: MatchableText, Sendable {
     /// Nil when the text isn't plain ASCII.
     public init?(_ text: String) {
         var text = text
-        guard let cased = text.withUTF8({ isPlainASCIIText($0) ? collapsedASCII($0, lowercased: false) : nil }) else {
+        guard let (cased, folded) = text.withUTF8({ isPlainASCIIText($0) ? collapsedASCII($0) : nil }) else {
             return nil
         }
         self.cased = cased
-        folded = cased.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }
+        self.folded = folded
     }
 
     public func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool, first: Bool = false) -> [Range<Int>] {
@@ -53,6 +53,34 @@ public struct PlainText: MatchableText, Sendable {
             + String(decoding: cased[range], as: UTF8.self) + close
             + String(decoding: cased[range.upperBound..<end], as: UTF8.self) + (end < cased.count ? "…" : "")
     }
+}
+
+/// The cased and the folded text of plain ASCII bytes (`isPlainASCIIText`): each run of white
+/// space one space, none before the first character or after the last; letters lowercased in the
+/// folded one. One pass without a branch a byte: white
+/// space is written as a space unless the text so far is empty or ends with one, and a space
+/// left at the end is dropped.
+func collapsedASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> (cased: [UInt8], folded: [UInt8]) {
+    let count = bytes.count
+    var length = 0
+    var folded = [UInt8]()
+    let cased = [UInt8](unsafeUninitializedCapacity: count) { cased, casedCount in
+        folded = [UInt8](unsafeUninitializedCapacity: count) { lower, lowerCount in
+            var last: UInt8 = 0x20
+            for byte in bytes {
+                let space = isASCIISpace(byte)
+                let value = space ? 0x20 : byte
+                cased[length] = value
+                lower[length] = value &- 0x41 < 26 ? value | 0x20 : value
+                length &+= (space && last == 0x20) ? 0 : 1
+                last = value
+            }
+            if length > 0, cased[length - 1] == 0x20 { length -= 1 }
+            lowerCount = length
+        }
+        casedCount = length
+    }
+    return (cased, folded)
 }
 
 /// `occurrences(of:in:wholeWord:first:)` over ASCII bytes: a term with a scalar past ASCII is

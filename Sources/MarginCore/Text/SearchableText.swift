@@ -499,7 +499,7 @@ public func foldedMatchCount(_ text: String, of term: [Unicode.Scalar], upTo lim
             || needle.contains { $0 != 0x20 && isASCIISpace($0) }
             || zip(needle, needle.dropFirst()).contains { $0 == 0x20 && $1 == 0x20 }
         if spaced {
-            let folded = collapsedASCII(bytes, lowercased: true)
+            let folded = collapsedASCII(bytes).folded
             return folded.withUnsafeBufferPointer { haystack in
                 needle.withUnsafeBufferPointer { countOccurrences($0, in: haystack, upTo: limit) }
             }
@@ -602,31 +602,6 @@ private func countOccurrences(
         offset = found + needle.count
     }
     return matches
-}
-
-/// The cased text of plain ASCII bytes (`isPlainASCIIText`), or with `lowercased` its folded
-/// text: each run of white space one space, none before the first character or after the last.
-func collapsedASCII(_ bytes: UnsafeBufferPointer<UInt8>, lowercased: Bool) -> [UInt8] {
-    let count = bytes.count
-    let capitals: UInt8 = lowercased ? 26 : 0
-    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-        var length = 0
-        var pendingSpace = false
-        for byte in bytes {
-            if isASCIISpace(byte) {
-                pendingSpace = length > 0
-                continue
-            }
-            if pendingSpace {
-                buffer[length] = 0x20
-                length += 1
-                pendingSpace = false
-            }
-            buffer[length] = byte &- 0x41 < capitals ? byte | 0x20 : byte
-            length += 1
-        }
-        initialized = length
-    }
 }
 
 /// Where `needle` (not empty) first occurs in `haystack` from `offset` on: each place its first

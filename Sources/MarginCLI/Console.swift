@@ -31,6 +31,17 @@ enum Console {
         out(String(decoding: data, as: UTF8.self))
     }
 
+    /// Prints a list of books as one JSON document: the bytes `json(_:)` would print, written
+    /// without the encoder (see `PrettyJSON`).
+    static func json(_ books: [BookInfo]) {
+        let json = BookInfo.json(books)
+        var safe = [UInt8]()
+        safe.reserveCapacity(json.bytes.count + 1)
+        appendTerminalSafe(json.bytes[...], to: &safe)
+        safe.append(0x0A)
+        safe.withUnsafeBytes { _ = writeAll($0, to: STDOUT_FILENO) }
+    }
+
     /// Columns aligned with two spaces; the last column is not padded.
     static func table(_ header: [String], _ rows: [[String]]) {
         let all = [header] + rows
@@ -120,27 +131,37 @@ func terminalSafe(_ text: String, keep: [Unicode.Scalar] = []) -> String {
     return String(decoding: result, as: UTF8.self)
 }
 
-/// Appends UTF-8 `bytes` without their control characters (line feeds, tabs and `keep` stay).
+/// Appends UTF-8 `bytes` without their control characters (line feeds, tabs and `keep` stay):
+/// the runs between controls are copied whole (a JSON document has a line feed every few bytes).
 func appendTerminalSafe(_ bytes: ArraySlice<UInt8>, to result: inout [UInt8], keep: [Unicode.Scalar] = []) {
-    // Mostly there are none: appended whole.
-    guard bytes.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else {
-        result.append(contentsOf: bytes)
-        return
-    }
-    // Byte by byte: C0 controls and DEL are single bytes, C1 controls 0xC2 0x80…0x9F.
-    var index = bytes.startIndex
-    while index < bytes.endIndex {
-        let byte = bytes[index]
-        if byte < 0x20 || byte == 0x7F {
-            if byte == 0x0A || byte == 0x09 || keep.contains(Unicode.Scalar(byte)) { result.append(byte) }
-            index += 1
-        } else if byte == 0xC2, index + 1 < bytes.endIndex, bytes[index + 1] >= 0x80, bytes[index + 1] <= 0x9F {
-            if keep.contains(Unicode.Scalar(bytes[index + 1])) { result += [byte, bytes[index + 1]] }
-            index += 2
-        } else {
-            result.append(byte)
-            index += 1
+    bytes.withUnsafeBufferPointer { buffer in
+        let count = buffer.count
+        var start = 0  // the first byte not appended yet
+        var index = 0
+        while index < count {
+            let byte = buffer[index]
+            if (byte >= 0x20 && byte != 0x7F && byte != 0xC2) || byte == 0x0A || byte == 0x09 {
+                index += 1
+                continue
+            }
+            // C0 controls and DEL are single bytes, C1 controls 0xC2 0x80…0x9F.
+            var width = 1
+            var scalar = byte
+            if byte == 0xC2 {
+                guard index + 1 < count, buffer[index + 1] >= 0x80, buffer[index + 1] <= 0x9F else {
+                    index += 1
+                    continue
+                }
+                width = 2
+                scalar = buffer[index + 1]
+            }
+            if !keep.contains(Unicode.Scalar(scalar)) {
+                result.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+                start = index + width
+            }
+            index += width
         }
+        result.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<count]))
     }
 }
 

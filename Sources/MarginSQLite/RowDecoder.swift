@@ -211,8 +211,9 @@ private func parseStoredDate(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
 
 /// A model read from a row column by column rather than through `Decodable`. The generic
 /// decoding path asks the runtime for metadata (`Optional<T>`, the container box) and casts at
-/// every field: 42,000 instructions a book, over a quarter of `list`'s. Only the model read in
-/// bulk (`Book`) reads itself; the others decode with `RowDecoder`, to the same values.
+/// every field: 42,000 instructions a book, over a quarter of `list`'s. Only the models read in
+/// bulk (`Book`, and a listing's `Source` and `Tag`) read themselves; the others decode with
+/// `RowDecoder`, to the same values.
 protocol RowReadable {
     init(reading row: RowReader) throws
 }
@@ -331,5 +332,25 @@ extension Book: RowReadable {
         venue = try row.optional("venue")
         publisher = try row.optional("publisher")
         userFields = try row.strings("userFields")
+    }
+}
+
+extension Source: RowReadable {
+    init(reading row: RowReader) throws {
+        self.init(
+            bookId: try row.value("bookId"), url: try row.value("url"), etag: try row.optional("etag"),
+            lastModified: try row.optional("lastModified"), now: try row.date("addedAt"), uuid: try row.uuid("uuid"))
+        id = try row.optional("id")
+        updatedAt = try row.date("updatedAt")
+        checkedAt = try row.optionalDate("checkedAt")
+    }
+}
+
+extension Tag: RowReadable {
+    init(reading row: RowReader) throws {
+        self.init(
+            bookId: try row.value("bookId"), name: try row.value("name"), now: try row.date("createdAt"),
+            uuid: try row.uuid("uuid"))
+        id = try row.optional("id")
     }
 }

@@ -112,11 +112,13 @@ struct SQLiteStore: StoreWriter, TextIndex {
         let columns = ColumnCursor(ColumnPositions(statement.columnNames))
         let rows = try Row.fetchCursor(statement)
         var models = [M]()
-        // Books read themselves column by column (`RowReadable`); the cast is of a type to itself.
-        let readsItself = M.self == Book.self
+        // The models a listing reads in bulk read themselves column by column (`RowReadable`);
+        // each cast is of a type to itself.
+        let reads: (any RowReadable.Type)? =
+            M.self == Book.self ? Book.self : M.self == Source.self ? Source.self : M.self == Tag.self ? Tag.self : nil
         while let row = try rows.next() {
-            if readsItself, let book = try Book(reading: RowReader(row: row, columns: columns)) as? M {
-                models.append(book)
+            if let reads, let model = try reads.init(reading: RowReader(row: row, columns: columns)) as? M {
+                models.append(model)
             } else {
                 models.append(try M(from: RowDecoder(row: row, columns: columns)))
             }

@@ -421,6 +421,42 @@ import Testing
         #expect(decoded == read)
     }
 
+    /// A listing's sources and tags read themselves too: with every field set, each reads back
+    /// equal to what was written and to what `Decodable` reads from the same row.
+    @Test func sourcesAndTagsReadThemselvesAsDecodableReadsThem() async throws {
+        let database = try LibraryDatabase()
+        let (source, tag) = try await database.repository.write { writer in
+            var book = Book(sha256: String(repeating: "c", count: 64), title: "T", author: nil, pages: 1, bytes: 1)
+            try writer.insert(&book)
+            var source = Source(
+                bookId: book.id ?? 0, url: "https://example.org/a.pdf", etag: "\"e\"", lastModified: "Mon",
+                now: Date(timeIntervalSince1970: 1_700_000_000))
+            source.updatedAt = Date(timeIntervalSince1970: 1_700_000_100)
+            source.checkedAt = Date(timeIntervalSince1970: 1_700_000_200)
+            try writer.insert(&source)
+            var tag = MarginCore.Tag(
+                bookId: book.id ?? 0, name: "to-read", now: Date(timeIntervalSince1970: 1_700_000_300))
+            try writer.insert(&tag)
+            return (source, tag)
+        }
+        for (model, unsetAllowed) in [(source as Any, ["id"]), (tag as Any, ["id"])] {
+            for child in Mirror(reflecting: model).children where !unsetAllowed.contains(child.label ?? "") {
+                #expect(String(describing: child.value) != "nil", "set \(child.label ?? "?") in this test")
+            }
+        }
+        let (sources, tags) = try await database.repository.read { reader in
+            (try reader.fetch(Query<Source>()), try reader.fetch(Query<MarginCore.Tag>()))
+        }
+        #expect(sources == [source] && tags == [tag])
+        let decoded = try await database.writer.read { db in
+            (
+                try Row.fetchAll(db, sql: "SELECT * FROM source").map { try Source(from: RowDecoder(row: $0)) },
+                try Row.fetchAll(db, sql: "SELECT * FROM tag").map { try MarginCore.Tag(from: RowDecoder(row: $0)) }
+            )
+        }
+        #expect(decoded.0 == sources && decoded.1 == tags)
+    }
+
     @Test func everyModelRoundTripsThroughTheRowDecoder() async throws {
         let database = try LibraryDatabase()
         let (book, highlight) = try await database.repository.write { writer in

@@ -44,7 +44,7 @@ extension Margin {
             let library = try global.openLibrary()
             let books = try await library.list(
                 BookFilter(folder: folder, tag: tag, sort: sort, limit: limit, offset: offset, files: global.json))
-            if global.json { return try Console.json(books) }
+            if global.json { return Console.json(books) }
             if books.isEmpty {
                 if folder != nil || tag != nil {
                     global.note("no books match")

@@ -79,7 +79,7 @@ extension Margin {
 
         func run() async throws {
             let books = try await global.openLibrary().recent(limit: limit)
-            if global.json { return try Console.json(books) }
+            if global.json { return Console.json(books) }
             if books.isEmpty { return global.note("no book has been opened yet") }
             Console.table(
                 ["ID", "TITLE", "AUTHOR", "PAGES", "OPENED"],

@@ -92,8 +92,13 @@ public struct Source: Model, Equatable {
     /// When the URL was last revalidated.
     public var checkedAt: Date?
 
-    public init(bookId: Int64, url: String, etag: String? = nil, lastModified: String? = nil, now: Date = Date()) {
-        self.uuid = UUID()
+    /// `uuid`: nil for a new one (a stored source passes its own: a new one costs a read of
+    /// `/dev/urandom`).
+    public init(
+        bookId: Int64, url: String, etag: String? = nil, lastModified: String? = nil, now: Date = Date(),
+        uuid: UUID? = nil
+    ) {
+        self.uuid = uuid ?? UUID()
         self.bookId = bookId
         self.url = url
         self.etag = etag
@@ -121,8 +126,9 @@ public struct Tag: Model, Equatable {
     public var name: String
     public var createdAt: Date
 
-    public init(bookId: Int64, name: String, now: Date = Date()) {
-        self.uuid = UUID()
+    /// `uuid`: nil for a new one.
+    public init(bookId: Int64, name: String, now: Date = Date(), uuid: UUID? = nil) {
+        self.uuid = uuid ?? UUID()
         self.bookId = bookId
         self.name = name
         self.createdAt = now

@@ -46,3 +46,76 @@ public struct BookInfo: Sendable, Encodable, Equatable {
         try container.encode(book.publisher, forKey: .publisher)
     }
 }
+
+extension BookInfo {
+    /// Writes this book as `encode(to:)` does through Margin's `JSONEncoder` (keys in byte
+    /// order); a test holds the two to the same bytes.
+    public func write(to json: inout PrettyJSON) {
+        json.beginObject()
+        json.key("addedAt")
+        json.string(isoDate(book.addedAt))
+        json.key("addedBy")
+        json.string(book.addedBy)
+        json.key("arxiv")
+        json.string(book.arxiv)
+        json.key("author")
+        json.string(book.author)
+        json.key("bytes")
+        json.integer(book.bytes)
+        json.key("cached")
+        json.bool(cached)
+        json.key("citationKey")
+        json.string(book.citationKey)
+        json.key("doi")
+        json.string(book.doi)
+        json.key("encrypted")
+        json.bool(book.password != nil)
+        json.key("file")
+        json.string(file)
+        json.key("folder")
+        json.string(book.folder)
+        json.key("id")
+        json.integer(book.id ?? 0)
+        json.key("indexed")
+        json.bool(book.indexedAt != nil)
+        json.key("memo")
+        json.string(book.memo)
+        json.key("openedAt")
+        json.string(book.openedAt.map(isoDate))
+        json.key("pages")
+        json.integer(book.pages)
+        json.key("publisher")
+        json.string(book.publisher)
+        json.key("sha256")
+        json.string(book.sha256)
+        json.key("sources")
+        json.strings(sources)
+        json.key("tags")
+        json.strings(tags)
+        json.key("textlessPages")
+        json.integer(book.textlessPages)
+        json.key("title")
+        json.string(book.title)
+        json.key("updatedAt")
+        json.string(isoDate(book.updatedAt))
+        json.key("uuid")
+        json.string(lowercasedString(of: book.uuid))
+        json.key("venue")
+        json.string(book.venue)
+        json.key("year")
+        json.integer(book.year)
+        json.endObject()
+    }
+
+    /// A list of books as `--json` prints it: the same bytes as `JSONEncoder` would write.
+    public static func json(_ books: [BookInfo]) -> PrettyJSON {
+        var json = PrettyJSON(capacity: 64 + books.count * 1_024)
+        json.beginArray()
+        for book in books {
+            json.element()
+            book.write(to: &json)
+        }
+        json.endArray()
+        return json
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import MarginCore
+import TestSupport
+import Testing
+
+@testable import MarginKit
+
+/// `list --json` writes its books with `PrettyJSON`, not the encoder: these tests hold the bytes
+/// to what `JSONEncoder` writes for the same books with Margin's options (and so to the contract's
+/// shape, which `BookInfo.encode(to:)` defines).
+@Suite struct BookJSONTests {
+    /// Strings the writer treats differently: quotes, backslashes, every control character, DEL,
+    /// slashes (not escaped), line separators, accents, CJK, an emoji, and nothing at all.
+    static let pieces: [String] =
+        [
+            "a", "Z", "7", " ", "\"", "\\", "/", "\u{7F}", "\u{85}", "\u{2028}", "é", "漢", "😀", "\u{FEFF}", "{", "]",
+            ":", ",", "",
+        ] + (0..<0x20).map { String(Unicode.Scalar(UInt8($0))) }
+
+    static func encoded(_ books: [BookInfo]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(books), as: UTF8.self)
+    }
+
+    static func text(_ generator: inout SeededRandom, upTo length: UInt64) -> String {
+        (0..<Int(generator.next() % (length + 1))).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }
+            .joined()
+    }
+
+    static func optionalText(_ generator: inout SeededRandom) -> String? {
+        generator.next() % 3 == 0 ? nil : text(&generator, upTo: 12)
+    }
+
+    static func date(_ generator: inout SeededRandom) -> Date {
+        // 1970 to 2100, to the microsecond (stored dates carry milliseconds and a remainder).
+        Date(timeIntervalSince1970: Double(generator.next() % 4_102_444_800_000_000) / 1_000_000)
+    }
+
+    static func book(_ generator: inout SeededRandom, id: Int64) -> BookInfo {
+        var book = Book(
+            sha256: String(repeating: "0123456789abcdef", count: 4), title: text(&generator, upTo: 30),
+            author: optionalText(&generator), pages: Int(generator.next() % 5_000),
+            bytes: Int64(bitPattern: generator.next()) >> Int64(generator.next() % 64),
+            folder: optionalText(&generator), password: generator.next() % 4 == 0 ? "sealed" : nil,
+            now: date(&generator), uuid: UUID())
+        book.id = generator.next() % 10 == 0 ? nil : id
+        book.memo = optionalText(&generator)
+        book.updatedAt = date(&generator)
+        book.openedAt = generator.next() % 2 == 0 ? nil : date(&generator)
+        book.indexedAt = generator.next() % 2 == 0 ? nil : date(&generator)
+        book.textlessPages = Int(generator.next() % 7)
+        book.addedBy = optionalText(&generator)
+        book.doi = optionalText(&generator)
+        book.arxiv = optionalText(&generator)
+        book.year = generator.next() % 3 == 0 ? nil : Int(generator.next() % 4_000) - 1_000
+        book.citationKey = optionalText(&generator)
+        book.venue = optionalText(&generator)
+        book.publisher = optionalText(&generator)
+        let lists = (0..<2).map { _ in (0..<Int(generator.next() % 4)).map { _ in text(&generator, upTo: 20) } }
+        let cached = generator.next() % 2 == 0
+        return BookInfo(
+            book: book, sources: lists[0], tags: lists[1], cached: cached,
+            file: cached ? "/cache/pdfs/ab/" + text(&generator, upTo: 8) + ".pdf" : nil)
+    }
+
+    @Test func noBooksAreWrittenAsTheEncoderWritesThem() throws {
+        #expect(BookInfo.json([]).string == (try Self.encoded([])))
+    }
+
+    @Test func randomBooksAreWrittenAsTheEncoderWritesThem() throws {
+        var generator = SeededRandom(seed: 0x6A73_6F6E)
+        for round in 0..<300 {
+            let books = (0..<(round % 5)).map { Self.book(&generator, id: Int64(round * 10 + $0)) }
+            let written = BookInfo.json(books).string
+            let expected = try Self.encoded(books)
+            #expect(written == expected, "round \(round)")
+            if written != expected { break }
+        }
+    }
+
+    @Test func everyFieldOfTheContractIsWritten() throws {
+        var generator = SeededRandom(seed: 7)
+        let written = BookInfo.json([Self.book(&generator, id: 1)]).bytes
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(written)) as? [[String: Any]]).first
+        #expect(
+            Set(try #require(object).keys)
+                == [
+                    "id", "uuid", "title", "author", "pages", "sha256", "bytes", "sources", "folder", "tags", "memo",
+                    "addedAt", "updatedAt", "openedAt", "cached", "file", "encrypted", "textlessPages", "indexed",
+                    "addedBy", "doi", "arxiv", "year", "citationKey", "venue", "publisher",
+                ])
+    }
+}
+
+/// `isoDate` writes dates from 1970 to 2099 itself; these hold it to Foundation's ISO 8601 style.
+@Suite struct ISODateTests {
+    static func reference(_ date: Date) -> String {
+        let milliseconds = (date.timeIntervalSince1970 * 1000 + 0.001).rounded(.down)
+        let exact = Date(timeIntervalSince1970: milliseconds / 1000 + 0.000_000_5)
+        return exact.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    @Test(arguments: [
+        0, 0.000_4, 0.999_9, 59.999, 86_399.999, 86_400, 951_782_400, 951_868_799.5, 4_102_444_799.999, 4_102_444_800,
+        4_107_542_400,
+        1_764_000_000.123_4, 1_795_000_000.999_999, 253_402_300_799.999, 253_402_300_800, -1, -0.5, -62_135_596_800,
+        -12_219_292_800,
+    ])
+    func aDateIsWrittenAsFoundationWritesIt(seconds: Double) {
+        let date = Date(timeIntervalSince1970: seconds)
+        #expect(isoDate(date) == Self.reference(date))
+    }
+
+    @Test func randomDatesAreWrittenAsFoundationWritesThem() {
+        var generator = SeededRandom(seed: 0x6973_6F)
+        for round in 0..<20_000 {
+            // Up to 2100 to the microsecond (past it Foundation writes them), then to the second.
+            let seconds =
+                round < 10_000
+                ? Double(generator.next() % 4_102_444_800_000_000) / 1_000_000
+                : Double(generator.next() % 253_402_300_800)
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(isoDate(date) == Self.reference(date), "\(seconds)")
+            if isoDate(date) != Self.reference(date) { break }
+        }
+    }
+}
+
+@Suite struct UUIDStringTests {
+    @Test func aUUIDIsWrittenAsFoundationWritesIt() {
+        var generator = SeededRandom(seed: 0x7575_6964)
+        for _ in 0..<2_000 {
+            let uuid = UUID(
+                uuid: withUnsafeBytes(of: (generator.next(), generator.next())) { $0.load(as: uuid_t.self) })
+            #expect(lowercasedString(of: uuid) == uuid.uuidString.lowercased())
+        }
+        for uuid in [UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))] {
+            #expect(lowercasedString(of: uuid) == uuid.uuidString.lowercased())
+        }
+    }
+}

@@ -34,7 +34,16 @@ enum Console {
     /// Prints a list of books as one JSON document: the bytes `json(_:)` would print, written
     /// without the encoder (see `PrettyJSON`).
     static func json(_ books: [BookInfo]) {
-        let json = BookInfo.json(books)
+        write(BookInfo.json(books))
+    }
+
+    /// Prints search hits as one JSON document, as `json(_:)` would (see `PrettyJSON`).
+    static func json(_ hits: [SearchHit]) {
+        write(PrettyJSON.array(hits, bytesEach: 320) { $1.write(to: &$0) })
+    }
+
+    /// A JSON document on stdout, as `out` writes text.
+    private static func write(_ json: PrettyJSON) {
         var safe = [UInt8]()
         safe.reserveCapacity(json.bytes.count + 1)
         appendTerminalSafe(json.bytes[...], to: &safe)

@@ -90,6 +90,20 @@ public struct PrettyJSON {
         continues = true
     }
 
+    /// An array of `items`, each written by `write`, as a document of its own.
+    public static func array<Item>(
+        _ items: [Item], bytesEach: Int, _ write: (inout PrettyJSON, Item) -> Void
+    ) -> PrettyJSON {
+        var json = PrettyJSON(capacity: 64 + items.count * bytesEach)
+        json.beginArray()
+        for item in items {
+            json.element()
+            write(&json, item)
+        }
+        json.endArray()
+        return json
+    }
+
     /// An array of strings.
     public mutating func strings(_ values: [String]) {
         beginArray()

@@ -79,6 +79,27 @@ import Testing
         }
     }
 
+    @Test func randomSearchHitsAreWrittenAsTheEncoderWritesThem() throws {
+        var generator = SeededRandom(seed: 0x6869_7473)
+        for round in 0..<300 {
+            let hits = (0..<(round % 6)).map { _ in
+                var hit = SearchHit(
+                    book: Int64(generator.next() % 1_000), title: Self.text(&generator, upTo: 20),
+                    page: generator.next() % 4 == 0 ? nil : Int(generator.next() % 900) + 1,
+                    marked: Self.text(&generator, upTo: 40) + SearchHit.markOpen + "w" + SearchHit.markClose,
+                    matches: Int(generator.next() % 9), kind: generator.next() % 3 == 0 ? "memo" : nil)
+                hit.pageLabel = Self.optionalText(&generator)
+                return hit
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let expected = String(decoding: try encoder.encode(hits), as: UTF8.self)
+            let written = PrettyJSON.array(hits, bytesEach: 0) { $1.write(to: &$0) }.string
+            #expect(written == expected, "round \(round)")
+            if written != expected { break }
+        }
+    }
+
     @Test func everyFieldOfTheContractIsWritten() throws {
         var generator = SeededRandom(seed: 7)
         let written = BookInfo.json([Self.book(&generator, id: 1)]).bytes

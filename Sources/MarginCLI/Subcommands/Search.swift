@@ -64,7 +64,7 @@ extension Margin {
             let unindexed = annotations ? [] : try await library.unindexedBooks()
             let results = try await library.search(query, options: options)
             if global.json {
-                try Console.json(results.hits)
+                Console.json(results.hits)
             } else {
                 printHits(results.hits)
             }

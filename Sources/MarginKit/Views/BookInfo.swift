@@ -109,13 +109,6 @@ extension BookInfo {
 
     /// A list of books as `--json` prints it: the same bytes as `JSONEncoder` would write.
     public static func json(_ books: [BookInfo]) -> PrettyJSON {
-        var json = PrettyJSON(capacity: 64 + books.count * 1_024)
-        json.beginArray()
-        for book in books {
-            json.element()
-            book.write(to: &json)
-        }
-        json.endArray()
-        return json
+        PrettyJSON.array(books, bytesEach: 1_024) { $1.write(to: &$0) }
     }
 }

@@ -35,3 +35,28 @@ public struct SearchHit: Sendable, Encodable, Equatable {
         self.kind = kind
     }
 }
+
+extension SearchHit {
+    /// Writes this hit as the synthesized `Encodable` does through Margin's `JSONEncoder` (keys in
+    /// byte order, `kind` only when set); a test holds the two to the same bytes.
+    public func write(to json: inout PrettyJSON) {
+        json.beginObject()
+        json.key("book")
+        json.integer(book)
+        if let kind {
+            json.key("kind")
+            json.string(kind)
+        }
+        json.key("matches")
+        json.integer(matches)
+        json.key("page")
+        json.integer(page)
+        json.key("pageLabel")
+        json.string(pageLabel)
+        json.key("snippet")
+        json.string(snippet)
+        json.key("title")
+        json.string(title)
+        json.endObject()
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MarginCore
 
 /// Decodes a model from a row as GRDB's `Decodable` records do (the same conversions:
@@ -225,11 +226,29 @@ protocol RowReadable {
 struct RowReader {
     let row: Row
     let columns: ColumnCursor
+    /// The statement whose current row `row` is (a cursor's row), for dates and UUIDs read from
+    /// their bytes in place (a date's text is not made a `String` first). Nil for a copied row,
+    /// read through GRDB. Strings are GRDB's to read: its `String(cString:)` costs no more.
+    let statement: SQLiteStatement?
 
-    init(row: Row, columns: ColumnCursor) {
+    init(row: Row, columns: ColumnCursor, statement: SQLiteStatement? = nil) {
         self.row = row
         self.columns = columns
+        self.statement = statement
         columns.startRow()
+    }
+
+    /// The bytes of a TEXT (or BLOB) column of the statement's current row, in place: valid until
+    /// the statement moves on. Nil without a statement or for a value of another type.
+    private func bytes(_ index: Int, blob: Bool = false) -> UnsafeRawBufferPointer? {
+        guard let statement else { return nil }
+        let column = Int32(index)
+        guard sqlite3_column_type(statement, column) == (blob ? SQLITE_BLOB : SQLITE_TEXT) else { return nil }
+        // The pointer first, then its length (SQLite's documented order).
+        let start =
+            blob
+            ? sqlite3_column_blob(statement, column) : UnsafeRawPointer(sqlite3_column_text(statement, column))
+        return UnsafeRawBufferPointer(start: start, count: Int(sqlite3_column_bytes(statement, column)))
     }
 
     /// Whether the column is there and not NULL.
@@ -262,7 +281,13 @@ struct RowReader {
     /// through GRDB.
     func date(_ name: String) throws -> Date {
         let index = try index(name)
-        if !row.hasNull(atIndex: index), let date = parseStoredDate(try row.decode(String.self, atIndex: index)) {
+        if statement != nil {
+            if let bytes = bytes(index), let date = parseStoredDate(bytes: bytes.assumingMemoryBound(to: UInt8.self)) {
+                return date
+            }
+        } else if !row.hasNull(atIndex: index),
+            let date = parseStoredDate(try row.decode(String.self, atIndex: index))
+        {
             return date
         }
         return try converted(index, name)
@@ -276,7 +301,11 @@ struct RowReader {
     func uuid(_ name: String) throws -> UUID {
         let index = try index(name)
         // Stored as GRDB stores a UUID: 16 bytes, read in place; any other form through GRDB.
-        if let data = row.dataNoCopy(atIndex: index), data.count == 16 {
+        if statement != nil {
+            if let bytes = bytes(index, blob: true), bytes.count == 16 {
+                return UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
+            }
+        } else if let data = row.dataNoCopy(atIndex: index), data.count == 16 {
             return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         }
         return try converted(index, name)

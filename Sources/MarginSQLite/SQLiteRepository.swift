@@ -117,7 +117,10 @@ struct SQLiteStore: StoreWriter, TextIndex {
         let reads: (any RowReadable.Type)? =
             M.self == Book.self ? Book.self : M.self == Source.self ? Source.self : M.self == Tag.self ? Tag.self : nil
         while let row = try rows.next() {
-            if let reads, let model = try reads.init(reading: RowReader(row: row, columns: columns)) as? M {
+            if let reads,
+                let model = try reads.init(
+                    reading: RowReader(row: row, columns: columns, statement: statement.sqliteStatement)) as? M
+            {
                 models.append(model)
             } else {
                 models.append(try M(from: RowDecoder(row: row, columns: columns)))

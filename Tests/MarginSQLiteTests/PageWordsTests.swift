@@ -457,6 +457,36 @@ import Testing
         #expect(decoded.0 == sources && decoded.1 == tags)
     }
 
+    /// A book read from its statement in place (dates parsed from their bytes, UUIDs loaded from
+    /// them) reads as GRDB reads a copied row: empty, non-ASCII and NUL-holding text, NULLs, and
+    /// a date stored in another form.
+    @Test func textReadInPlaceReadsAsGRDBReadsIt() async throws {
+        let database = try LibraryDatabase()
+        let titles = ["", "plain", "a\u{0}b", "é漢😀\u{85}", String(repeating: "long ", count: 300)]
+        try await database.repository.write { writer in
+            for (index, title) in titles.enumerated() {
+                var book = Book(
+                    sha256: String(repeating: "\(index)", count: 64), title: title,
+                    author: index % 2 == 0 ? nil : title,
+                    pages: index + 1, bytes: 9, now: Date(timeIntervalSince1970: 1_700_000_000.125 + Double(index)))
+                book.memo = index == 1 ? "" : nil
+                try writer.insert(&book)
+            }
+        }
+        try await database.writer.write { db in
+            try db.execute(sql: "UPDATE book SET updatedAt = '2026-11-22T05:12:38Z' WHERE pages = 2")
+            // GRDB binds text up to a NUL; the sqlite3 shell need not.
+            try db.execute(sql: "UPDATE book SET title = 'a' || char(0) || 'b' WHERE pages = 3")
+        }
+        let read = try await database.repository.read { try $0.fetch(Query<Book>()) }
+        let copied = try await database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM book").map { try Book(from: RowDecoder(row: $0)) }
+        }
+        #expect(read.count == titles.count)
+        #expect(read == copied)
+        #expect(read.map(\.title) == titles.map { String($0.prefix { $0 != "\u{0}" }) })
+    }
+
     @Test func everyModelRoundTripsThroughTheRowDecoder() async throws {
         let database = try LibraryDatabase()
         let (book, highlight) = try await database.repository.write { writer in

@@ -91,7 +91,11 @@ enum Console {
 
     /// A cell: one line, at most `width` characters on a terminal.
     static func cell(_ text: String?, width: Int = 48) -> String {
-        let flat = (text ?? "-").replacingAll("\n", with: " ").replacingAll("\t", with: " ")
+        let raw = text ?? "-"
+        // One look for both before either replacement (a title seldom holds them).
+        let flat =
+            raw.utf8.contains { $0 == 0x0A || $0 == 0x09 }
+            ? raw.replacingAll("\n", with: " ").replacingAll("\t", with: " ") : raw
         guard stdoutIsTTY, flat.count > width else { return flat }
         return String(flat.prefix(width - 1)) + "…"
     }
@@ -147,7 +151,19 @@ func appendTerminalSafe(_ bytes: ArraySlice<UInt8>, to result: inout [UInt8], ke
         let count = buffer.count
         var start = 0  // the first byte not appended yet
         var index = 0
+        // Where a byte-by-byte look is needed: up to here, eight bytes at a time were plain.
+        var plainUpTo = 0
         while index < count {
+            // Eight bytes at once: none below 0x20, none 0x7F or 0xC2 (a control's first byte)
+            // and the whole word is copied with its run.
+            if index >= plainUpTo, index + 8 <= count {
+                let word = UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                if !mayHoldControls(word) {
+                    index += 8
+                    continue
+                }
+                plainUpTo = index + 8
+            }
             let byte = buffer[index]
             if (byte >= 0x20 && byte != 0x7F && byte != 0xC2) || byte == 0x0A || byte == 0x09 {
                 index += 1
@@ -172,6 +188,17 @@ func appendTerminalSafe(_ bytes: ArraySlice<UInt8>, to result: inout [UInt8], ke
         }
         result.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<count]))
     }
+}
+
+/// Whether any of the eight bytes is below 0x20, 0x7F or 0xC2 (bit tricks that find a byte
+/// less than, or equal to, a value in every byte of a word at once; never a false "no").
+@inline(__always)
+private func mayHoldControls(_ word: UInt64) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    func holdsZero(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+    let below20 = (word &- ones &* 0x20) & ~word & highs != 0
+    return below20 || holdsZero(word ^ (ones &* 0x7F)) || holdsZero(word ^ (ones &* 0xC2))
 }
 
 /// Whether the text holds a control other than a line feed or a tab: a C0 byte, DEL, or a C1

@@ -131,6 +131,7 @@ public struct PrettyJSON {
         continues = true
     }
 
+    // Byte by byte: appending a buffer costs more than the few bytes it would save.
     private mutating func separate() {
         if continues {
             bytes.append(UInt8(ascii: ","))

@@ -100,6 +100,45 @@ import Testing
         }
     }
 
+    /// Arrays nested deeper than the writer's run of spaces, some empty.
+    @Test func deepNestingIsIndentedAsTheEncoderIndentsIt() throws {
+        indirect enum Nest: Encodable {
+            case leaf(String)
+            case list([Nest])
+
+            func encode(to encoder: any Encoder) throws {
+                switch self {
+                case .leaf(let text):
+                    var container = encoder.singleValueContainer()
+                    try container.encode(text)
+                case .list(let items):
+                    var container = encoder.unkeyedContainer()
+                    for item in items { try container.encode(item) }
+                }
+            }
+
+            func write(to json: inout PrettyJSON) {
+                switch self {
+                case .leaf(let text): json.string(text)
+                case .list(let items):
+                    json.beginArray()
+                    for item in items {
+                        json.element()
+                        item.write(to: &json)
+                    }
+                    json.endArray()
+                }
+            }
+        }
+        var nest = Nest.list([])
+        for level in 0..<45 { nest = .list(level % 3 == 0 ? [.leaf("\(level)"), nest, .list([])] : [nest]) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var json = PrettyJSON()
+        nest.write(to: &json)
+        #expect(json.string == String(decoding: try encoder.encode(nest), as: UTF8.self))
+    }
+
     @Test func everyFieldOfTheContractIsWritten() throws {
         var generator = SeededRandom(seed: 7)
         let written = BookInfo.json([Self.book(&generator, id: 1)]).bytes

@@ -84,17 +84,21 @@ public func redactedURL(_ url: String) -> String {
 /// A UUID as `uuid.uuidString.lowercased()` writes it ("0f1e…-…"), from its bytes: Foundation
 /// builds the string through a C buffer and a bridge (~6,700 instructions, once a book listed).
 public func lowercasedString(of uuid: UUID) -> String {
-    let hex: StaticString = "0123456789abcdef"
     var text = [UInt8]()
     text.reserveCapacity(36)
     withUnsafeBytes(of: uuid.uuid) { bytes in
-        hex.withUTF8Buffer { digits in
-            for (index, byte) in bytes.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0x0F)])
-            }
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            appendHex(byte, to: &text)
         }
     }
     return String(decoding: text, as: UTF8.self)
+}
+
+/// Appends a byte as two lower-case hex digits.
+@inline(__always)
+func appendHex(_ byte: UInt8, to bytes: inout [UInt8]) {
+    func digit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x57 + value }
+    bytes.append(digit(byte >> 4))
+    bytes.append(digit(byte & 0x0F))
 }

@@ -160,11 +160,7 @@ public struct PrettyJSON {
         case 0x0D: bytes.append(UInt8(ascii: "r"))
         default:
             append("u00")
-            let hex: StaticString = "0123456789abcdef"
-            hex.withUTF8Buffer { digits in
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0xF)])
-            }
+            appendHex(byte, to: &bytes)
         }
     }
 }

@@ -18,15 +18,13 @@ public struct Services: Sendable {
     /// Opens a team library: its URL, the password from the environment, whether annotations
     /// other users shared are shown too.
     public var openTeamLibrary: (@Sendable (String, String?, Bool) throws -> any LibraryStore)?
-    /// Serves the reader: the library, the token, host and port, then what to do once bound.
-    public var serve:
-        (@Sendable (Library, String?, String, Int, @escaping @Sendable (Int) -> Void) async throws -> Void)?
+    /// Serves the reader: the library, how to listen and whom to answer, then what to do once bound.
+    public var serve: (@Sendable (Library, ServeSettings, @escaping @Sendable (Int) -> Void) async throws -> Void)?
 
     public init(
         downloader: (@Sendable (Configuration) -> any Downloader)? = nil,
         openTeamLibrary: (@Sendable (String, String?, Bool) throws -> any LibraryStore)? = nil,
-        serve: (@Sendable (Library, String?, String, Int, @escaping @Sendable (Int) -> Void) async throws -> Void)? =
-            nil
+        serve: (@Sendable (Library, ServeSettings, @escaping @Sendable (Int) -> Void) async throws -> Void)? = nil
     ) {
         self.downloader = downloader
         self.openTeamLibrary = openTeamLibrary

@@ -64,6 +64,8 @@ enum Assets {
     static let script = #"""
         "use strict";
         (() => {
+          // Colours of highlights listed by the server's pages (no inline styles: the CSP forbids them).
+          document.querySelectorAll("[data-color]").forEach((e) => { e.style.background = e.dataset.color; });
           const reader = document.getElementById("reader");
           if (!reader) return;
           const book = reader.dataset.book;
@@ -94,8 +96,10 @@ enum Assets {
             if (!response.ok) throw new Error(body.error || response.statusText);
             return body;
           }
+          // Every write is JSON (the server refuses any other body: what a cross-site form can send).
           const send = (method, path, body) => api(path, {
-            method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+            method, headers: { "Content-Type": "application/json" },
+            body: body === undefined ? undefined : JSON.stringify(body) });
 
           function scale() {
             if (layout) layer.style.setProperty("--scale", sheet.clientWidth / layout.width);
@@ -190,16 +194,17 @@ enum Assets {
             if (number >= 1 && number <= pageCount) window.location.href = `/books/${book}/pages/${number}`;
           }
 
-          function item(kind, id, html) {
+          function item(kind, id, html, color) {
             const li = document.createElement("li");
             li.className = kind;
             li.innerHTML = html;
+            if (color) li.querySelector("mark").style.background = color;
             const remove = document.createElement("button");
             remove.type = "button";
             remove.title = `Remove this ${kind}`;
             remove.textContent = "×";
             remove.addEventListener("click", async () => {
-              try { await api(`/api/${kind}s/${id}`, { method: "DELETE" }); await refresh(); }
+              try { await send("DELETE", `/api/${kind}s/${id}`); await refresh(); }
               catch (error) { say(error.message, true); }
             });
             li.appendChild(remove);
@@ -227,7 +232,7 @@ enum Assets {
                 marks.appendChild(mark);
               }
               const note = h.note ? ` <span class="note">${escape(h.note)}</span>` : "";
-              list.appendChild(item("highlight", h.id, `<mark style="background:${escape(h.color)}">${escape(h.text)}</mark>${note}`));
+              list.appendChild(item("highlight", h.id, `<mark>${escape(h.text)}</mark>${note}`, h.color));
             });
             memos.filter(here).forEach((m) => list.appendChild(item("memo", m.id, `memo: ${escape(m.text)}`)));
           }

@@ -121,14 +121,14 @@ extension ReaderServer {
                 body += "<li class=\"bookmark\">\(link) bookmark\(bookmark.label.map { ": " + html($0) } ?? "")</li>"
             case .highlight(let highlight):
                 body +=
-                    "<li class=\"highlight\">\(link) <mark style=\"background:\(html(highlight.color))\">\(html(highlight.text))</mark>"
+                    "<li class=\"highlight\">\(link) <mark data-color=\"\(html(highlight.color))\">\(html(highlight.text))</mark>"
                 if let note = highlight.note { body += " <span class=\"note\">\(html(note))</span>" }
                 body += "</li>"
             case .memo(let memo):
                 body += "<li class=\"memo\">\(link) memo: \(html(memo.text))</li>"
             }
         }
-        body += "</ol></main>"
+        body += "</ol></main><script src=\"/static/reader.js\" defer></script>"
         return page(title: "\(book.title) — Margin", body: body)
     }
 

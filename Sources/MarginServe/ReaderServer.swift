@@ -13,17 +13,35 @@ public struct ReaderServer: Sendable {
     /// Required of every request when set (header `Authorization: Bearer …` or the cookie that
     /// `/login?token=…` sets).
     public let token: String?
+    /// The names requests may give as `Host` (others get 421).
+    public let names: ServedNames
+    /// How long a connection may take to send a request's headers, and stay idle between
+    /// requests, before it is closed.
+    public static let idleTimeout: TimeAmount = .seconds(10)
 
-    public init(library: Library, token: String?) {
+    /// Where `run` listens.
+    public let settings: ServeSettings
+
+    public init(library: Library, settings: ServeSettings) {
         self.library = library
-        self.token = token.flatMap { $0.isEmpty ? nil : $0 }
+        self.settings = settings
+        self.token = settings.token.flatMap { $0.isEmpty ? nil : $0 }
+        self.names = ServedNames(host: settings.host, allowed: settings.allowedHosts)
+    }
+
+    /// A server for `library` on loopback (a router served in process, in tests).
+    public init(library: Library, token: String?) {
+        self.init(library: library, settings: ServeSettings(token: token))
     }
 
     /// Every route of the reader and the API.
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
+        router.middlewares.add(DefenceHeadersMiddleware())
         router.middlewares.add(JSONErrorMiddleware())
+        router.middlewares.add(HostGuardMiddleware(names: names))
         if let token { router.middlewares.add(TokenMiddleware(token: token)) }
+        router.middlewares.add(WriteGuardMiddleware())
         addLogin(to: router)
         addAPI(to: router)
         addPages(to: router)
@@ -32,13 +50,22 @@ public struct ReaderServer: Sendable {
 
     /// Serves on `host:port` until SIGINT or SIGTERM, then lets requests in flight finish.
     /// `ready` gets the port bound (the one asked for, or the system's choice for 0).
-    public func run(host: String, port: Int, ready: @escaping @Sendable (Int) -> Void) async throws {
+    public func run(ready: @escaping @Sendable (Int) -> Void) async throws {
+        let host = settings.host
+        let port = settings.port
         var logger = Logger(label: "margin.serve")
         logger.logLevel = .warning
+        raiseDescriptorLimit()
+        let names = self.names
         let app = Application(
             router: router(),
+            server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { channel in ready(channel.localAddress?.port ?? port) },
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                names.bound(to: bound)
+                ready(bound)
+            },
             logger: logger)
         try await app.runService()
     }
@@ -67,8 +94,11 @@ struct TokenMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         if request.uri.path == "/login" { return try await next(request, context) }
+        // Authentication schemes are case-insensitive (RFC 9110 §11.1).
         let bearer = request.headers[.authorization].flatMap { value -> String? in
-            value.hasPrefix("Bearer ") ? String(value.dropFirst(7)) : nil
+            let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+            return parts[1].trimmingCharacters(in: .whitespaces)
         }
         let cookie = request.cookies[Self.cookie]?.value
         guard let given = bearer ?? cookie, sameSecret(given, token) else {
@@ -78,6 +108,16 @@ struct TokenMiddleware: RouterMiddleware {
         }
         return try await next(request, context)
     }
+}
+
+/// Raises this process's limit of open descriptors to its hard limit: connections that never
+/// finish their headers are closed after `idleTimeout`, and meanwhile new clients still find a
+/// descriptor.
+private func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
 /// Compares two secrets in time that depends on their length only.

@@ -12,7 +12,7 @@ Services.current = Services(
         if allUsers { team.audience = .sharedToo }
         return team
     },
-    serve: { library, token, host, port, ready in
-        try await ReaderServer(library: library, token: token).run(host: host, port: port, ready: ready)
+    serve: { library, settings, ready in
+        try await ReaderServer(library: library, settings: settings).run(ready: ready)
     })
 await Margin.main()

@@ -10,9 +10,18 @@ final class RunningServer: @unchecked Sendable {
     private let errors = Pipe()
 
     /// Starts `margin serve --port 0 ARGS` on `box`'s library and waits for the address it says.
-    init(_ box: Sandbox, _ arguments: [String] = [], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: MarginRunner.binary)
-        process.arguments = ["serve", "--port", "0"] + arguments
+    /// `descriptors` caps its open files (soft and hard, with util-linux's prlimit).
+    init(_ box: Sandbox, _ arguments: [String] = [], environment: [String: String] = [:], descriptors: Int? = nil)
+        throws
+    {
+        if let descriptors {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            process.arguments =
+                ["--nofile=\(descriptors):\(descriptors)", MarginRunner.binary, "serve", "--port", "0"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: MarginRunner.binary)
+            process.arguments = ["serve", "--port", "0"] + arguments
+        }
         var env = ProcessInfo.processInfo.environment
         env["MARGIN_HOME"] = box.home
         for (key, value) in environment { env[key] = value }
@@ -58,12 +67,12 @@ final class RunningServer: @unchecked Sendable {
 enum ServeTestError: Error { case didNotStart(String) }
 
 /// Fetches `url` (GET, or with a body) with curl: status and body.
-func fetch(_ url: String, method: String = "GET", body: String? = nil, headers: [String] = []) throws -> (
-    Int, String
-) {
+func fetch(
+    _ url: String, method: String = "GET", body: String? = nil, headers: [String] = [], maxTime: Int = 120
+) throws -> (Int, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    var arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method, url]
+    var arguments = ["-s", "--max-time", String(maxTime), "-o", "-", "-w", "\n%{http_code}", "-X", method, url]
     for header in headers { arguments += ["-H", header] }
     if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
     process.arguments = arguments
@@ -115,6 +124,117 @@ func fetch(_ url: String, method: String = "GET", body: String? = nil, headers: 
         #expect(try fetch(server.url + "/api/books", headers: ["Authorization: Bearer t0ken"]).0 == 200)
         _ = server.stop()
         #expect((try box.ok("bookmark", "list", "--json").json() as? [Any])?.isEmpty == true, "nothing written")
+    }
+}
+
+/// What any web page, or any process of the machine, could do to a running server.
+@Suite struct ServeAttackTests {
+    @Test(.enabled(if: BrowserTests.chromium, "needs chromium, chromium-driver and selenium (make test installs them)"))
+    func pagesOfOtherSitesAndReboundNamesChangeNothingInChromium() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("highlight", "add", "1", "--text", "quick brown fox", "--note", "mine")
+        try box.ok("bookmark", "add", "1", "1", "--label", "mine")
+        try box.ok("memo", "add", "1", "--page", "1", "mine")
+        let before = try box.ok("annotations", "1", "--json").stdout
+        let server = try RunningServer(box)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Fixtures.root + "/Tests/Browser/cross_site_attack.py", server.url, "1", "1"]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.start()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        _ = server.stop()
+        let said = String(decoding: errors, as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(said)")
+        let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
+        // The attack page ran every attempt (forms, beacons, fetches)…
+        let crossSite = try #require(report["cross_site"] as? [String: Any], "\(report)")
+        #expect(crossSite.count == 18, "\(crossSite)")
+        // …and a page under a name rebound to 127.0.0.1 read nothing and wrote nothing.
+        let rebound = try #require(report["rebind"] as? [String: [Any]], "\(report)")
+        #expect(rebound.count == 4)
+        for (name, seen) in rebound { #expect(seen.first as? Int == 421, "\(name): \(seen)") }
+        #expect((report["rebind_page"] as? String)?.contains("does not answer") == true)
+        // Nothing changed in the library.
+        #expect(try box.ok("annotations", "1", "--json").stdout == before)
+    }
+
+    @Test func aNameIsLoopbackByTheAddressesItResolvesTo() throws {
+        let box = Sandbox()
+        let unresolved = try box.fails("serve", "--host", "127.lan.invalid", "--port", "0")
+        #expect(unresolved.stderr.contains("cannot resolve"), "\(unresolved)")
+        let other = try box.fails("serve", "--host", "0.0.0.0", "--port", "0", "--allow-host", "x y")
+        #expect(other.stderr.contains("--allow-host"), "\(other)")
+        let both = try box.fails("serve", "--token", "a", "--token-file", "/dev/null")
+        #expect(both.stderr.contains("not both"), "\(both)")
+        let empty = try box.fails("serve", "--host", "0.0.0.0", "--port", "0", "--token-file", "/dev/null")
+        #expect(empty.stderr.contains("empty"), "\(empty)")
+    }
+
+    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    func aTokenFromAFileAndAllowedNames() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let file = box.folder.path + "/token"
+        try "s3cret-from-a-file\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let server = try RunningServer(box, ["--token-file", file, "--allow-host", "reader.lab.example"])
+        #expect(try fetch(server.url + "/api/books").0 == 401)
+        #expect(try fetch(server.url + "/api/books", headers: ["Authorization: bearer s3cret-from-a-file"]).0 == 200)
+        let named = ["Authorization: Bearer s3cret-from-a-file", "Host: reader.lab.example:\(server.port)"]
+        #expect(try fetch(server.url + "/api/books", headers: named).0 == 200)
+        let other = ["Authorization: Bearer s3cret-from-a-file", "Host: attacker.test:\(server.port)"]
+        #expect(try fetch(server.url + "/api/books", headers: other).0 == 421)
+        _ = server.stop()
+    }
+
+    /// Connections that never finish their headers are closed, and while the server has no
+    /// descriptor left for new ones it still serves a new client once it has shed them.
+    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    func connectionsThatNeverFinishTheirHeadersDoNotLockOthersOut() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let server = try RunningServer(box, descriptors: 128)
+        var sockets = [Int32]()
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<200 {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(server.port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else {
+                close(socket)
+                break
+            }
+            _ = "GET /api/books HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".withCString { send(socket, $0, strlen($0), 0) }
+            sockets.append(socket)
+        }
+        #expect(sockets.count > 128, "more stalled connections than the server has descriptors")
+        // A new client is answered (the stalled ones are closed after 10 s; curl waits up to 60 s).
+        let (status, body) = try fetch(server.url + "/api/books", headers: [], maxTime: 60)
+        #expect(status == 200, "\(body)")
+        // The stalled connections were closed by the server: reading them ends.
+        var closed = 0
+        for socket in sockets.prefix(20) {
+            var timeout = timeval(tv_sec: 30, tv_usec: 0)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var byte: UInt8 = 0
+            if recv(socket, &byte, 1, 0) <= 0 { closed += 1 }
+        }
+        #expect(closed == 20)
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.said)")
     }
 }
 

@@ -15,7 +15,8 @@ import Testing
             // Bookmarks.
             var id = 0
             try await client.execute(
-                uri: "/api/books/1/bookmarks", method: .post, body: jsonBody(["page": 3, "label": "rendering"])
+                uri: "/api/books/1/bookmarks", method: .post, headers: jsonType,
+                body: jsonBody(["page": 3, "label": "rendering"])
             ) { response in
                 #expect(response.status == .created)
                 #expect(
@@ -23,7 +24,9 @@ import Testing
                         && response.object["label"] as? String == "rendering")
                 id = response.object["id"] as? Int ?? 0
             }
-            try await client.execute(uri: "/api/bookmarks/\(id)", method: .patch, body: jsonBody(["label": "cairo"])) {
+            try await client.execute(
+                uri: "/api/bookmarks/\(id)", method: .patch, headers: jsonType, body: jsonBody(["label": "cairo"])
+            ) {
                 response in
                 #expect(response.object["label"] as? String == "cairo")
             }
@@ -31,37 +34,42 @@ import Testing
                 #expect(response.array.map { $0["label"] as? String } == ["cairo"])
             }
             #expect(try await served.library.bookmarks(of: nil).map(\.label) == ["cairo"])
-            try await client.execute(uri: "/api/bookmarks/\(id)", method: .delete) { response in
+            try await client.execute(uri: "/api/bookmarks/\(id)", method: .delete, headers: jsonType) { response in
                 #expect(response.status == .ok && response.object["id"] as? Int == id)
             }
             #expect(try await served.library.bookmarks(of: nil).isEmpty)
 
             // Memos: on a page, and on the whole book.
             try await client.execute(
-                uri: "/api/books/1/memos", method: .post, body: jsonBody(["page": 1, "text": "read twice"])
+                uri: "/api/books/1/memos", method: .post, headers: jsonType,
+                body: jsonBody(["page": 1, "text": "read twice"])
             ) { response in
                 #expect(response.status == .created && response.object["page"] as? Int == 1)
                 id = response.object["id"] as? Int ?? 0
             }
-            try await client.execute(uri: "/api/books/1/memos", method: .post, body: jsonBody(["text": "whole book"])) {
+            try await client.execute(
+                uri: "/api/books/1/memos", method: .post, headers: jsonType, body: jsonBody(["text": "whole book"])
+            ) {
                 response in
                 #expect(response.status == .created && response.object["page"] is NSNull)
             }
-            try await client.execute(uri: "/api/memos/\(id)", method: .patch, body: jsonBody(["text": "read thrice"])) {
+            try await client.execute(
+                uri: "/api/memos/\(id)", method: .patch, headers: jsonType, body: jsonBody(["text": "read thrice"])
+            ) {
                 response in
                 #expect(response.object["text"] as? String == "read thrice")
             }
             try await client.execute(uri: "/api/books/1/memos", method: .get) { response in
                 #expect(Set(response.array.compactMap { $0["text"] as? String }) == ["read thrice", "whole book"])
             }
-            try await client.execute(uri: "/api/memos/\(id)", method: .delete) { response in
+            try await client.execute(uri: "/api/memos/\(id)", method: .delete, headers: jsonType) { response in
                 #expect(response.status == .ok)
             }
             #expect(try await served.library.memos(of: nil).map(\.text) == ["whole book"])
 
             // A highlight by its text, then edited and removed.
             try await client.execute(
-                uri: "/api/books/1/highlights", method: .post,
+                uri: "/api/books/1/highlights", method: .post, headers: jsonType,
                 body: jsonBody(["page": 1, "text": "quick brown fox", "color": "green"])
             ) { response in
                 #expect(response.status == .created, "\(response.object)")
@@ -70,7 +78,7 @@ import Testing
                 id = response.object["id"] as? Int ?? 0
             }
             try await client.execute(
-                uri: "/api/highlights/\(id)", method: .patch, body: jsonBody(["note": "a pangram"])
+                uri: "/api/highlights/\(id)", method: .patch, headers: jsonType, body: jsonBody(["note": "a pangram"])
             ) { response in
                 #expect(response.object["note"] as? String == "a pangram")
             }
@@ -93,7 +101,7 @@ import Testing
                 #expect(response.headers[.contentType] == "application/pdf")
                 #expect(String(buffer: response.body).hasPrefix("%PDF-"))
             }
-            try await client.execute(uri: "/api/highlights/\(id)", method: .delete) { response in
+            try await client.execute(uri: "/api/highlights/\(id)", method: .delete, headers: jsonType) { response in
                 #expect(response.status == .ok)
             }
             #expect(try await served.library.highlights(of: nil).isEmpty)

@@ -47,7 +47,7 @@ import Testing
         ]
         try await served.app().test(.router) { client in
             for (uri, method, body, status, words) in cases {
-                try await client.execute(uri: uri, method: method, headers: body == nil ? [:] : json, body: body) {
+                try await client.execute(uri: uri, method: method, headers: method == .get ? [:] : json, body: body) {
                     response in
                     #expect(response.status == status, "\(method) \(uri): \(String(buffer: response.body))")
                     let message = response.error ?? ""

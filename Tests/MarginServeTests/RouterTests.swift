@@ -53,6 +53,9 @@ extension TestResponse {
     var error: String? { object["error"] as? String }
 }
 
+/// What the reader's own script sends with every write.
+let jsonType: HTTPFields = [.contentType: "application/json"]
+
 func jsonBody(_ object: Any) -> ByteBuffer {
     ByteBuffer(bytes: (try? JSONSerialization.data(withJSONObject: object)) ?? Data())
 }
@@ -158,7 +161,7 @@ func jsonBody(_ object: Any) -> ByteBuffer {
             #expect(try await served.library.highlights(of: nil).count == 1)
             // Selecting it again is a conflict, not a second highlight.
             try await client.execute(
-                uri: "/api/books/1/highlights", method: .post,
+                uri: "/api/books/1/highlights", method: .post, headers: jsonType,
                 body: jsonBody(["page": 2, "start": start, "end": start + sentence.count])
             ) { response in
                 #expect(response.status == .conflict, "\(response.object)")

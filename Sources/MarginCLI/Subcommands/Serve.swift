@@ -14,15 +14,23 @@ extension Margin {
                 and press h to highlight, n for a note, b to bookmark, arrows to turn pages, ? for \
                 the keys), and the JSON API under /api (the CLI's --json shapes; see CLI.md).
 
-                Loopback only by default. Any other address needs a token (--token or \
-                $MARGIN_TOKEN): every request without it gets 401; a browser signs in once with \
-                /login?token=TOKEN. Ctrl-C (or SIGTERM) stops the server after the requests in \
-                flight are answered.
+                Loopback only by default. Any other address needs a token ($MARGIN_TOKEN or \
+                --token-file FILE; --token T works too but shows in `ps`): every request without \
+                it gets 401; a browser signs in once with /login?token=TOKEN. An address counts \
+                as loopback when every address its name resolves to is.
+
+                Every web page a user opens can reach a local server, so the server answers only \
+                to the names it is reached by (127.0.0.1, localhost, [::1], --host, and each \
+                --allow-host; another Host header gets 421, which stops DNS rebinding), takes \
+                writes only as JSON from its own pages (403 otherwise), and closes connections \
+                that send no complete request within 10 s. Ctrl-C (or SIGTERM) stops the server \
+                after the requests in flight are answered.
 
                 Examples:
                   margin serve --open
                   margin serve --port 9000
-                  MARGIN_TOKEN=$(openssl rand -hex 16) margin serve --host 0.0.0.0
+                  MARGIN_TOKEN=$(openssl rand -hex 16) margin serve --host 0.0.0.0 --allow-host reader.lab.example
+                  margin serve --host 0.0.0.0 --token-file ~/.config/margin/serve-token
                 """
         ).ofMargin
 
@@ -32,8 +40,22 @@ extension Margin {
         @Option(help: ArgumentHelp("Listen on this port (0 for any free one).", valueName: "PORT"))
         var port = 8484
 
-        @Option(help: ArgumentHelp("Require this token of every request (also $MARGIN_TOKEN).", valueName: "TOKEN"))
+        @Option(
+            help: ArgumentHelp(
+                "Require this token of every request (prefer $MARGIN_TOKEN or --token-file: arguments show in ps).",
+                valueName: "TOKEN"))
         var token: String?
+
+        @Option(
+            help: ArgumentHelp("Require the token in this file (its first line) of every request.", valueName: "FILE"))
+        var tokenFile: String?
+
+        @Option(
+            name: .customLong("allow-host"),
+            help: ArgumentHelp(
+                "Also answer requests for this name (NAME or NAME:PORT), e.g. the name a proxy or other machines use; repeatable.",
+                valueName: "NAME"))
+        var allowedHosts: [String] = []
 
         @Flag(help: "Open the reader in the default browser.")
         var open = false
@@ -43,11 +65,17 @@ extension Margin {
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             if let token, token.isEmpty { throw ValidationError("--token can't be empty") }
+            if token != nil && tokenFile != nil { throw ValidationError("give --token or --token-file, not both") }
+            for name in allowedHosts where name.isEmpty || name.contains("/") || name.contains(where: \.isWhitespace) {
+                throw ValidationError("--allow-host takes a host name, not '\(name)'")
+            }
         }
 
         func run() async throws {
-            let secret = token ?? ProcessInfo.processInfo.environment["MARGIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-            guard isLoopback(host) || secret != nil else {
+            let secret =
+                try token ?? tokenFile.map(readTokenFile)
+                ?? ProcessInfo.processInfo.environment["MARGIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            guard try isLoopback(host) || secret != nil else {
                 throw MarginError.invalidArgument(
                     "serving on \(host) lets other machines in: give a token (--token T or MARGIN_TOKEN) or serve on 127.0.0.1"
                 )
@@ -57,7 +85,8 @@ extension Margin {
             let shown = host.contains(":") ? "[\(host)]" : host
             let quiet = global.quiet
             let openBrowser = open
-            try await serve(library, secret, host, port) { bound in
+            let settings = ServeSettings(host: host, port: port, token: secret, allowedHosts: allowedHosts)
+            try await serve(library, settings) { bound in
                 let address = "http://\(shown == "0.0.0.0" ? "127.0.0.1" : shown):\(bound)/"
                 if !quiet {
                     Console.error(
@@ -70,9 +99,23 @@ extension Margin {
     }
 }
 
-/// Whether an address is this machine only.
-private func isLoopback(_ host: String) -> Bool {
-    host == "localhost" || host == "::1" || host.hasPrefix("127.")
+/// Whether an address is this machine only: every address the name resolves to is loopback
+/// (`127.lan.example` is judged by where it leads, not by its spelling).
+private func isLoopback(_ host: String) throws -> Bool {
+    try resolvesToLoopbackOnly(host)
+}
+
+/// The token in `path`: its first line, without surrounding white space.
+private func readTokenFile(_ path: String) throws -> String {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+        throw MarginError.invalidArgument("cannot read the token file \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { try? handle.close() }
+    let data = (try? handle.read(upToCount: 4096)) ?? nil ?? Data()
+    let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+    let token = line.trimmingCharacters(in: .whitespaces)
+    guard !token.isEmpty else { throw MarginError.invalidArgument("the token file \(path) is empty") }
+    return token
 }
 
 /// Opens `url` in the desktop's browser, if there is one; says so when there isn't.

@@ -82,10 +82,16 @@ public struct Margin: AsyncParsableCommand {
             Foundation.exit(ExitCode.validationFailure.rawValue)
         } catch {
             // "-1" reads as an option to the parser; say what it is.
-            if let negative = arguments.first(where: { $0.count > 1 && $0.hasPrefix("-") && Int($0) != nil }),
+            if let index = arguments.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && Double($0) != nil }),
                 exitCode(for: error) == .validationFailure
             {
-                Console.error("error: \(negative) is not a valid number here: pages, ids and counts start at 1")
+                let negative = arguments[index]
+                let option = index > 0 && arguments[index - 1].hasPrefix("--") ? arguments[index - 1] : nil
+                if let option {
+                    Console.error("error: \(option) takes a number of at least 1, not \(negative)")
+                } else {
+                    Console.error("error: \(negative) is not a valid number here: pages, ids and counts start at 1")
+                }
                 Foundation.exit(ExitCode.validationFailure.rawValue)
             }
             exit(reporting: error)
@@ -260,6 +266,15 @@ public struct Margin: AsyncParsableCommand {
             path.append(word)
             level = next.configuration.subcommands
             words = words.dropFirst()
+        }
+        // A query that starts with a dash reads as short flags ("-alpha" as -a -l -p -h -a,
+        // which would print help): searching for it needs "--" before it.
+        if path == ["margin", "search"] {
+            for word in words.prefix(while: { $0 != "--" })
+            where word.count > 2 && word.hasPrefix("-") && !word.hasPrefix("--") && Double(word) == nil {
+                throw PlainUsageError(
+                    message: "\(word) reads as options; to search for it, put -- before it: margin search -- \(word)")
+            }
         }
     }
 

@@ -100,7 +100,7 @@ public enum MarginError: Error, LocalizedError, Sendable {
         case .lookupFailed(let service, let reason):
             return "\(service) lookup failed: \(reason)"
         case .tooLarge(let url, let limit, let size):
-            let sizeText = size.map { " (\(formatBytes($0)))" } ?? ""
+            let sizeText = size.map { " (\(formatBytes($0)))" } ?? " (more than that was read)"
             return "\(url) is larger than the limit of \(formatBytes(limit))\(sizeText)"
         case .incompleteDownload(let url, let expected, let received):
             return "the download of \(url) was cut short: received \(received) of \(expected) bytes"

@@ -127,8 +127,8 @@ extension ReaderServer {
         let dpiText = request.uri.queryParameters.get("dpi")
         let dpi =
             try dpiText.map { text -> Double in
-                guard let value = Double(text), value.isFinite, value > 0 else {
-                    throw MarginError.invalidArgument("dpi must be a positive number, not '\(text)'")
+                guard let value = Double(text), value.isFinite else {
+                    throw MarginError.invalidArgument("dpi must be a number, not '\(text)'")
                 }
                 return value
             } ?? 110

@@ -19,6 +19,15 @@ import Testing
             ("/api/books/1/pages/9/text", .get, nil, .notFound, "page 9"),
             ("/api/books/1/pages/x.png", .get, nil, .badRequest, "not a page number"),
             ("/api/books/1/pages/1.png?dpi=abc", .get, nil, .badRequest, "dpi"),
+            ("/api/books/1/pages/1.png?dpi=0.0000001", .get, nil, .badRequest, "dpi must be at least 1"),
+            ("/api/books/1/pages/1.png?dpi=-3", .get, nil, .badRequest, "dpi must be at least 1"),
+            ("/api/books/1/memos", .post, jsonBody(["text": "a\u{0}b"]), .badRequest, "NUL"),
+            ("/api/books/1/bookmarks", .post, jsonBody(["page": 1, "label": "a\u{0}b"]), .badRequest, "NUL"),
+            (
+                "/api/books/1/highlights", .post, jsonBody(["page": 1, "text": "quick", "note": "a\u{0}b"]),
+                .badRequest, "NUL"
+            ),
+            ("/api/search?q=" + Array(repeating: "w", count: 1_001).joined(), .get, nil, .badRequest, "at most 1000"),
             ("/api/books/42", .get, nil, .notFound, "42"),
             ("/api/books/42/highlights", .post, jsonBody(["page": 1, "start": 0, "end": 3]), .notFound, "42"),
             ("/api/books/1/highlights", .post, ByteBuffer(string: "{not json"), .badRequest, "malformed JSON"),

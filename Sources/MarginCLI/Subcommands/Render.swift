@@ -55,7 +55,9 @@ extension Margin {
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
-            guard dpi > 0, dpi.isFinite else { throw ValidationError("--dpi must be more than 0") }
+            guard dpi >= RenderRequest.minDPI, dpi.isFinite else {
+                throw ValidationError("--dpi must be at least \(Int(RenderRequest.minDPI)), not \(dpi)")
+            }
             if let width, width <= 0 { throw ValidationError("--width must be more than 0") }
             if let height, height <= 0 { throw ValidationError("--height must be more than 0") }
             if output == "-" && global.json {

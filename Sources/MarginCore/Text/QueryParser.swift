@@ -18,3 +18,41 @@ public func parseQuery(_ query: String) -> [String] {
     if !current.trimmingWhitespace().isEmpty { terms.append(current) }
     return terms.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
 }
+
+/// What one query may ask: its cost grows with its distinct words, so a query that repeats a
+/// common word (a page anywhere can send one to `margin serve`) or runs to pages of text is
+/// refused with a clear error rather than searched for minutes.
+public enum QueryLimits {
+    /// Characters in a query (a regular expression too).
+    public static let characters = 1_000
+    /// Distinct words, counting each word of a phrase.
+    public static let words = 32
+}
+
+/// The query's terms, each once: a term repeated (as folded, or exactly with `caseSensitive`)
+/// is one term, since a page holding it once holds it as often as asked. Past
+/// `QueryLimits`, an error that says the limit.
+public func distinctQueryTerms(_ query: String, caseSensitive: Bool = false) throws -> [String] {
+    try checkQueryLength(query)
+    var seen = Set<[Unicode.Scalar]>()
+    var terms = [String]()
+    var words = 0
+    for term in parseQuery(query) where seen.insert(caseSensitive ? casedTerm(term) : foldedTerm(term)).inserted {
+        terms.append(term)
+        words += term.split(whereSeparator: \.isWhitespace).count
+    }
+    guard words <= QueryLimits.words else {
+        throw MarginError.invalidArgument(
+            "a query may hold at most \(QueryLimits.words) different words (this one has \(words)): search for fewer")
+    }
+    return terms
+}
+
+/// Refuses a query longer than `QueryLimits.characters`.
+public func checkQueryLength(_ query: String) throws {
+    let count = query.unicodeScalars.count
+    guard count <= QueryLimits.characters else {
+        throw MarginError.invalidArgument(
+            "a query may be at most \(QueryLimits.characters) characters long (this one has \(count))")
+    }
+}

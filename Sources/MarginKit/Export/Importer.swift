@@ -97,6 +97,11 @@ extension Library {
             throw MarginError.invalidBackup("\(place).sha256: expected 64 hex digits")
         }
         guard entry.pages >= 1 else { throw MarginError.invalidBackup("\(place).pages: must be at least 1") }
+        for (field, value) in [("title", entry.title), ("author", entry.author), ("folder", entry.folder)] {
+            do { try checkNoNUL(value, what: "a \(field)", at: place + "." + field) } catch {
+                throw MarginError.invalidBackup("\(place).\(field): can't hold a NUL character (U+0000)")
+            }
+        }
         guard entry.bytes >= 1 else { throw MarginError.invalidBackup("\(place).bytes: must be at least 1") }
         var book = Book(
             sha256: sha, title: entry.title, author: entry.author, pages: entry.pages, bytes: entry.bytes,
@@ -120,6 +125,7 @@ extension Library {
         }
         let bookmarks = try entry.bookmarks.enumerated().map { i, e in
             let at = "\(place).bookmarks[\(i)]"
+            try checkNoNUL(e.label, what: "a bookmark's label", at: at)
             return try stamped(
                 Bookmark(bookId: 0, page: e.page, label: e.label), e.uuid, e.createdAt, e.updatedAt, at: at)
         }

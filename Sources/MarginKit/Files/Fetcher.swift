@@ -44,7 +44,9 @@ struct Fetcher: Sendable {
             let file = try HashingFile(path: staged)
             try forEachChunk(ofFile: path) { chunk in
                 if file.count + Int64(chunk.count) > maxSize {
-                    throw MarginError.tooLarge(url: path, limit: maxSize, size: fileSize(path))
+                    // A device or a pipe has no size of its own: say how much was read.
+                    let known = fileSize(path).flatMap { $0 > maxSize ? $0 : nil }
+                    throw MarginError.tooLarge(url: path, limit: maxSize, size: known)
                 }
                 try file.write(chunk)
             }

@@ -26,6 +26,7 @@ extension Library {
 
     public func addBookmark(_ book: Book, page: Int, label: String?, shared: Bool = false) async throws -> Bookmark {
         try checkPage(page, of: book)
+        try checkNoNUL(label, what: "a bookmark's label")
         var bookmark = Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label))
         bookmark.shared = shared
         bookmark = try await database.addBookmark(bookmark)
@@ -321,6 +322,7 @@ private func rank(_ item: AnnotationItem) -> (Int, Double, Int64) {
 public let maxNoteBytes = 1 << 20
 
 func checkNoteSize(_ text: String, what: String, at place: String? = nil) throws {
+    try checkNoNUL(text, what: what, at: place)
     let size = text.utf8.count
     guard size <= maxNoteBytes else {
         let prefix = place.map { "\($0): " } ?? ""
@@ -328,4 +330,12 @@ func checkNoteSize(_ text: String, what: String, at place: String? = nil) throws
             "\(prefix)\(what) of \(formatBytes(Int64(size))) is more than the \(formatBytes(Int64(maxNoteBytes))) one may hold"
         )
     }
+}
+
+/// Refuses text holding a NUL character: what is stored is what was sent, and a NUL would cut
+/// it short in every C string that carries it (SQLite's text, poppler's).
+func checkNoNUL(_ text: String?, what: String, at place: String? = nil) throws {
+    guard let text, text.utf8.contains(0) else { return }
+    let prefix = place.map { "\($0): " } ?? ""
+    throw MarginError.invalidArgument("\(prefix)\(what) can't hold a NUL character (U+0000)")
 }

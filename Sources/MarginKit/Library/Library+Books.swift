@@ -108,6 +108,10 @@ extension Library {
             throw MarginError.invalidArgument("a title cannot be empty")
         }
         if let memo = changes.memo { try checkNoteSize(memo, what: "a memo") }
+        try checkNoNUL(changes.title, what: "a title")
+        try checkNoNUL(changes.author, what: "an author")
+        try checkNoNUL(changes.folder, what: "a folder")
+        for tag in changes.addTags { try checkNoNUL(tag, what: "a tag") }
         let updated = try await database.updateBook(
             id: book.id ?? -1, addTags: normalizedTags(changes.addTags), removeTags: normalizedTags(changes.removeTags),
             now: now

@@ -58,7 +58,9 @@ extension Library {
     /// One page as PNG (at `dpi`, capped as `render` caps it) or SVG, in memory. Only reads.
     public func pageImage(_ book: Book, page number: Int, format: RenderFormat, dpi: Double) async throws -> PageImage {
         guard format != .pdf else { throw MarginError.invalidArgument("pages are served as png or svg") }
-        guard dpi.isFinite, dpi > 0 else { throw MarginError.invalidArgument("dpi must be a positive number") }
+        guard dpi.isFinite, dpi >= RenderRequest.minDPI else {
+            throw MarginError.invalidArgument("dpi must be at least \(Int(RenderRequest.minDPI)), not \(dpi)")
+        }
         return try await withPage(book, number) { page in
             let (width, height) = page.size
             let largest = Double(RenderRequest.maxPixels) * 72 / max(width, height, 1)
@@ -117,6 +119,7 @@ extension Library {
     public func editBookmark(id: Int64, label: String?, keepLabel: Bool = false, shared: Bool? = nil) async throws
         -> Bookmark
     {
+        try checkNoNUL(label, what: "a bookmark's label")
         let label = nonEmpty(label)
         return try await database.updateBookmark(id: id, now: Date()) { bookmark in
             if !keepLabel { bookmark.label = label }

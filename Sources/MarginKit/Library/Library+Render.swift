@@ -20,6 +20,9 @@ public struct RenderRequest: Sendable {
 
     /// The largest DPI rendered; more is capped (and said).
     public static let maxDPI: Double = 1200
+    /// The least resolution a page is drawn at (below it a page is a pixel or two, and cairo
+    /// refuses the surface).
+    public static let minDPI: Double = 1
     /// The largest side of a PNG, in pixels.
     public static let maxPixels = 10000
 }

@@ -66,7 +66,8 @@ extension Library {
         guard !query.unicodeScalars.allSatisfy(\.isWhitespace) else {
             throw MarginError.emptyQuery(noWords: false)
         }
-        if !options.regex && parseQuery(query).isEmpty {
+        try checkQueryLength(query)
+        if try !options.regex && distinctQueryTerms(query, caseSensitive: options.caseSensitive).isEmpty {
             throw MarginError.emptyQuery(noWords: true)
         }
         // One hit more than asked for tells whether the limit cut the results short.
@@ -109,7 +110,8 @@ extension Library {
             if more, !options.regex,
                 case let cap = limit + max(1, options.countUpTo),
                 let total = try store.textIndex.countCandidatePages(
-                    containing: parseQuery(query).map(foldedTerm).map(scalarString), bookId: options.bookId, cap: cap)
+                    containing: try distinctQueryTerms(query).map(foldedTerm).map(scalarString),
+                    bookId: options.bookId, cap: cap)
             {
                 results.moreCount = max(0, total - limit)
                 results.moreIsAtLeast = total >= cap
@@ -120,11 +122,13 @@ extension Library {
     }
 
     private func termHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {
-        let terms = parseQuery(query)
+        let terms = try distinctQueryTerms(query, caseSensitive: options.caseSensitive)
         let folded = terms.map(foldedTerm)
         let cased = terms.map(casedTerm)
         var hits = [SearchHit]()
-        let indexTerms = folded.map(scalarString)
+        // Terms differing only in case (with --case-sensitive) ask the index once.
+        var asked = Set<String>()
+        let indexTerms = folded.map(scalarString).filter { asked.insert($0).inserted }
         try store.textIndex.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
             // Most pages are plain ASCII, read as `SearchableText` reads them without building one.
             let hit: SearchHit?
@@ -190,7 +194,7 @@ extension Library {
     /// Searches what readers wrote: highlight texts and notes, memos (through their index), and
     /// the memo on each book.
     func searchAnnotations(_ query: String, options: SearchOptions) async throws -> [SearchHit] {
-        let terms = parseQuery(query).map(foldedTerm)
+        let terms = try distinctQueryTerms(query).map(foldedTerm)
         let indexTerms = terms.map(scalarString)
         return try await repository.read { store in
             var hits = [SearchHit]()

@@ -160,6 +160,7 @@ let package = Package(
             name: "MarginPostgres",
             dependencies: [
                 "MarginCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -44,6 +44,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case notCached(title: String, reason: String)
     /// A command that only reads met a book whose PDF is not in the cache (it never fetches).
     case fileNotCached(title: String, book: Int64)
+    /// Bytes stored under a SHA-256 that don't hash to it (`title` once the book is known).
+    case corruptStoredFile(sha256: String, found: String, title: String? = nil)
 
     // Annotations and removal
     /// Removing a book would delete its annotations, and that wasn't confirmed.
@@ -135,6 +137,10 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "poppler cannot read \(input) as a PDF: \(reason)"
         case .notCached(let title, let reason):
             return "'\(title)' is not cached and no source could be fetched: \(reason)"
+        case .corruptStoredFile(let sha256, let found, let title):
+            let what = title.map { "the PDF of '\($0)'" } ?? "the stored file \(sha256.prefix(12))"
+            return "\(what) in the library does not match its SHA-256 (expected \(sha256.prefix(12))…, "
+                + "found \(found.prefix(12))…): it was not used; whoever has the right PDF can add it again"
         case .fileNotCached(let title, _):
             return "the PDF of '\(title)' is not in the cache (this command reads only what is there)"
         case .removalNeedsConfirmation(let title, let highlights, let memos, let bookmarks):

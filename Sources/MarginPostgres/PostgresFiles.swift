@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MarginCore
 import PostgresNIO
@@ -16,6 +17,13 @@ struct PostgresFiles: BlobStore {
     /// The local copy's path, fetched from the database first when this machine hasn't it.
     func path(for sha256: String) -> String {
         if !local.contains(sha256) { _ = try? fetch(sha256) }
+        return local.path(for: sha256)
+    }
+
+    /// The local copy's path, fetched (and checked against its SHA-256) from the database first
+    /// when this machine hasn't it; bytes that don't hash to their name are an error.
+    func checkedPath(for sha256: String) throws -> String {
+        if !local.contains(sha256) { _ = try fetch(sha256) }
         return local.path(for: sha256)
     }
     func prepare() throws { try local.prepare() }
@@ -53,12 +61,21 @@ struct PostgresFiles: BlobStore {
             binds.append(sha256)
             let size = Int64((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
             binds.append(size)
-            let inserted =
-                try database.run(
-                    "INSERT INTO file (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING RETURNING sha256",
-                    binds
-                ).rows.first != nil
-            guard inserted else { return false }
+            let insert =
+                "INSERT INTO file (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING RETURNING sha256"
+            var inserted = try database.run(insert, binds).rows.first != nil
+            if !inserted {
+                // Stored already: under its name, the right bytes? Others are dropped and replaced
+                // (someone may have stored other bytes under the name of a PDF before it was added).
+                var name = PostgresBindings()
+                name.append(sha256)
+                let dropped =
+                    try database.run("SELECT margin.drop_unverified_file($1)", name).rows.first?.decode(Bool.self)
+                    ?? false
+                guard dropped else { return false }
+                inserted = try database.run(insert, binds).rows.first != nil
+                guard inserted else { return false }
+            }
             var number = 0
             while let data = try handle.read(upToCount: Self.chunk), !data.isEmpty {
                 var chunk = PostgresBindings()
@@ -85,14 +102,19 @@ struct PostgresFiles: BlobStore {
             }
             guard let handle = FileHandle(forWritingAtPath: temporary) else { return false }
             defer { try? handle.close() }
+            var hasher = SHA256()
             for row in try database.run("SELECT data FROM file_chunk WHERE sha256 = $1 ORDER BY n", binds).rows {
-                let buffer = try row.decode(ByteBuffer.self)
-                try handle.write(contentsOf: Data(buffer.readableBytesView))
+                let data = Data(try row.decode(ByteBuffer.self).readableBytesView)
+                hasher.update(data: data)
+                try handle.write(contentsOf: data)
             }
+            // Content-addressed means verified: bytes that don't hash to their name are never
+            // placed in the cache or read.
+            let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+            guard digest == sha256 else { throw MarginError.corruptStoredFile(sha256: sha256, found: digest) }
             return true
         }
         guard found else { return false }
-        // `place` only moves a whole file to its address; its SHA-256 is checked by `cache verify`.
         _ = try local.place(temporary, sha256: sha256)
         return true
     }
@@ -110,14 +132,8 @@ extension PostgresLibraryDatabase: FileKeepingStore {
         var binds = PostgresBindings()
         binds.append(age)
         return try database.transaction(readOnly: false) {
-            try database.run(
-                """
-                DELETE FROM file f WHERE f."addedAt" < now() - make_interval(secs => $1)
-                    AND NOT EXISTS (SELECT 1 FROM book b WHERE b.sha256 = f.sha256)
-                    AND NOT EXISTS (SELECT 1 FROM version v WHERE v.sha256 = f.sha256)
-                RETURNING f.sha256, f.bytes
-                """, binds
-            ).rows.map { row in
+            // Through the library's function: members can't delete stored files themselves.
+            try database.run("SELECT sha256, bytes FROM margin.prune_files($1)", binds).rows.map { row in
                 let columns = row.makeRandomAccess()
                 return (try columns[0].decode(String.self), try columns[1].decode(Int64.self))
             }

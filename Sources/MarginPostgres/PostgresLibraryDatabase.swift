@@ -204,7 +204,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         for migration in PostgresMigrations.all where !applied.contains(migration.name) {
             try session.transaction(readOnly: false) {
                 // One statement at a time: the extended protocol takes one per query.
-                for statement in migration.sql.components(separatedBy: ";\n") {
+                for statement in PostgresMigrations.statements(migration.sql) {
                     let trimmed = statement.trimmingCharacters(in: .whitespacesAndNewlines)
                     if !trimmed.isEmpty { try run(trimmed) }
                 }

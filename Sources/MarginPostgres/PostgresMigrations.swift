@@ -1,3 +1,5 @@
+import Foundation
+
 /// The PostgreSQL schema, in its own schema `margin`, as ordered, append-only migrations: a
 /// shipped one is never edited. The tables mirror the SQLite store's (same column names, so the
 /// same models), with PostgreSQL's types; text is kept folded beside pages, highlights and memos
@@ -221,7 +223,198 @@ enum PostgresMigrations {
                 FROM book b LEFT JOIN reading r ON r."bookId" = b.id AND r.role = current_user
             """
         ),
+        (
+            // A team library and its own members: every table under row-level security; members
+            // change what the team shares only as Margin's rules allow, whatever client they use.
+            "v6-members",
+            """
+            -- The library's administrator: the owner of its tables (or a role that is a member of it).
+            CREATE FUNCTION is_admin() RETURNS boolean LANGUAGE sql STABLE SET search_path = margin, pg_temp
+                AS $$ SELECT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = 'margin.book'::regclass), 'MEMBER') $$;
+
+            -- Whether others than the caller annotated a book. It answers about the caller only (the
+            -- session's user): it can't be asked about another role.
+            DROP POLICY book_remove ON book;
+            DROP FUNCTION annotated_by_others(bigint, text);
+            CREATE FUNCTION annotated_by_others(book bigint) RETURNS boolean
+                LANGUAGE sql STABLE SECURITY DEFINER SET search_path = margin, pg_temp
+                AS $$ SELECT EXISTS (SELECT 1 FROM margin.highlight WHERE "bookId" = book AND owner <> session_user)
+                    OR EXISTS (SELECT 1 FROM margin.memo WHERE "bookId" = book AND owner <> session_user)
+                    OR EXISTS (SELECT 1 FROM margin.bookmark WHERE "bookId" = book AND owner <> session_user) $$;
+            CREATE POLICY book_remove ON book FOR DELETE USING (NOT annotated_by_others(id));
+
+            -- A book's description (title, metadata, folder, tags, memo) is changed by whoever added it;
+            -- its content (PDF, versions, pages, outline, sources) by whoever added it while no one else
+            -- has annotated it; anything by the administrator.
+            CREATE FUNCTION may_edit_book(book bigint) RETURNS boolean LANGUAGE sql STABLE
+                SET search_path = margin, pg_temp
+                AS $$ SELECT margin.is_admin() OR EXISTS (SELECT 1 FROM margin.book b WHERE b.id = book AND b."addedBy" = current_user) $$;
+            CREATE FUNCTION may_change_content(book bigint) RETURNS boolean LANGUAGE sql STABLE
+                SET search_path = margin, pg_temp
+                AS $$ SELECT margin.is_admin() OR (EXISTS (SELECT 1 FROM margin.book b WHERE b.id = book AND b."addedBy" = current_user)
+                    AND NOT margin.annotated_by_others(book)) $$;
+
+            CREATE FUNCTION guard_book() RETURNS trigger LANGUAGE plpgsql SET search_path = margin, pg_temp AS $$
+            BEGIN
+                IF margin.is_admin() THEN RETURN NEW; END IF;
+                IF TG_OP = 'INSERT' THEN
+                    NEW."addedBy" := current_user;
+                    RETURN NEW;
+                END IF;
+                IF (NEW.id, NEW.uuid, NEW.sha256, NEW.bytes, NEW.pages, NEW."addedBy", NEW."textlessPages", NEW."indexedAt", NEW."addedAt")
+                    IS DISTINCT FROM (OLD.id, OLD.uuid, OLD.sha256, OLD.bytes, OLD.pages, OLD."addedBy", OLD."textlessPages", OLD."indexedAt", OLD."addedAt")
+                    AND NOT margin.may_change_content(OLD.id) THEN
+                    RAISE EXCEPTION 'only % (who added it) may change the PDF or text of "%", and only while no one else has annotated it', coalesce(OLD."addedBy", 'the administrator'), OLD.title
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                IF ((NEW.title, NEW.author, NEW.folder, NEW.memo, NEW.doi, NEW.arxiv, NEW."year", NEW.venue, NEW.publisher, NEW."userFields")
+                    IS DISTINCT FROM (OLD.title, OLD.author, OLD.folder, OLD.memo, OLD.doi, OLD.arxiv, OLD."year", OLD.venue, OLD.publisher, OLD."userFields")
+                    OR (OLD."citationKey" IS NOT NULL AND NEW."citationKey" IS DISTINCT FROM OLD."citationKey"))
+                    AND NOT margin.may_edit_book(OLD.id) THEN
+                    RAISE EXCEPTION 'only % (who added it) may change the description of "%"', coalesce(OLD."addedBy", 'the administrator'), OLD.title
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER book_guard BEFORE INSERT OR UPDATE ON book FOR EACH ROW EXECUTE FUNCTION guard_book();
+            DROP POLICY book_change ON book;
+            CREATE POLICY book_change ON book FOR UPDATE USING (true) WITH CHECK (true);
+
+            -- Says who may, before row-level security refuses the row in its own words.
+            CREATE FUNCTION guard_content() RETURNS trigger LANGUAGE plpgsql SET search_path = margin, pg_temp AS $$
+            DECLARE who text;
+            DECLARE what text;
+            BEGIN
+                IF NOT margin.may_change_content(NEW."bookId") THEN
+                    SELECT "addedBy", title INTO who, what FROM margin.book WHERE id = NEW."bookId";
+                    RAISE EXCEPTION 'only % (who added it) may change the PDF or text of "%", and only while no one else has annotated it', coalesce(who, 'the administrator'), what
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER page_guard BEFORE INSERT OR UPDATE ON page FOR EACH ROW EXECUTE FUNCTION guard_content();
+            CREATE TRIGGER version_guard BEFORE INSERT OR UPDATE ON version FOR EACH ROW EXECUTE FUNCTION guard_content();
+            CREATE TRIGGER guide_guard BEFORE INSERT OR UPDATE ON guide FOR EACH ROW EXECUTE FUNCTION guard_content();
+            ALTER TABLE page ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY page_see ON page FOR SELECT USING (true);
+            CREATE POLICY page_add ON page FOR INSERT WITH CHECK (may_change_content("bookId"));
+            CREATE POLICY page_change ON page FOR UPDATE USING (may_change_content("bookId")) WITH CHECK (may_change_content("bookId"));
+            CREATE POLICY page_remove ON page FOR DELETE USING (may_change_content("bookId"));
+            ALTER TABLE version ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY version_see ON version FOR SELECT USING (true);
+            CREATE POLICY version_add ON version FOR INSERT WITH CHECK (may_change_content("bookId"));
+            CREATE POLICY version_change ON version FOR UPDATE USING (may_change_content("bookId")) WITH CHECK (may_change_content("bookId"));
+            CREATE POLICY version_remove ON version FOR DELETE USING (may_change_content("bookId"));
+            ALTER TABLE guide ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY guide_see ON guide FOR SELECT USING (true);
+            CREATE POLICY guide_add ON guide FOR INSERT WITH CHECK (may_change_content("bookId"));
+            CREATE POLICY guide_change ON guide FOR UPDATE USING (may_change_content("bookId")) WITH CHECK (may_change_content("bookId"));
+            CREATE POLICY guide_remove ON guide FOR DELETE USING (may_change_content("bookId"));
+            -- The same PDF added from another address is another source, and its tags more tags: any
+            -- member adds them. A source's validators (ETag, dates) are refreshed by anyone; where it
+            -- points, and removing it, follow the content rule; removing tags the description rule.
+            ALTER TABLE source ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY source_see ON source FOR SELECT USING (true);
+            CREATE POLICY source_add ON source FOR INSERT WITH CHECK (true);
+            CREATE POLICY source_change ON source FOR UPDATE USING (true) WITH CHECK (true);
+            CREATE POLICY source_remove ON source FOR DELETE USING (may_change_content("bookId"));
+            CREATE FUNCTION guard_source() RETURNS trigger LANGUAGE plpgsql SET search_path = margin, pg_temp AS $$
+            BEGIN
+                IF (NEW.url, NEW."bookId", NEW.uuid) IS DISTINCT FROM (OLD.url, OLD."bookId", OLD.uuid)
+                    AND NOT margin.may_change_content(OLD."bookId") THEN
+                    RAISE EXCEPTION 'only whoever added the book may change where its sources point' USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER source_guard BEFORE UPDATE ON source FOR EACH ROW EXECUTE FUNCTION guard_source();
+            ALTER TABLE tag ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY tag_see ON tag FOR SELECT USING (true);
+            CREATE POLICY tag_add ON tag FOR INSERT WITH CHECK (true);
+            CREATE POLICY tag_change ON tag FOR UPDATE USING (may_edit_book("bookId")) WITH CHECK (may_edit_book("bookId"));
+            CREATE POLICY tag_remove ON tag FOR DELETE USING (may_edit_book("bookId"));
+
+            -- PDFs: content-addressed means verified. A file's bytes are added in the transaction that
+            -- adds the file, and at its commit they must hash to its name; no member changes or
+            -- removes stored bytes.
+            ALTER TABLE file ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY file_see ON file FOR SELECT USING (true);
+            CREATE POLICY file_add ON file FOR INSERT WITH CHECK (true);
+            ALTER TABLE file_chunk ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY file_chunk_see ON file_chunk FOR SELECT USING (true);
+            CREATE POLICY file_chunk_add ON file_chunk FOR INSERT WITH CHECK (EXISTS (
+                SELECT 1 FROM file f WHERE f.sha256 = file_chunk.sha256 AND f.xmin = pg_current_xact_id()::xid));
+            CREATE FUNCTION file_digest(name text) RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
+                SET search_path = margin, pg_temp
+                AS $$ SELECT encode(sha256(coalesce(string_agg(data, ''::bytea ORDER BY n), ''::bytea)), 'hex')
+                    FROM margin.file_chunk WHERE sha256 = name $$;
+            CREATE FUNCTION check_file() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = margin, pg_temp AS $$
+            DECLARE total bigint;
+            BEGIN
+                IF NOT EXISTS (SELECT 1 FROM margin.file WHERE sha256 = NEW.sha256) THEN RETURN NULL; END IF;
+                SELECT coalesce(sum(length(data)), 0) INTO total FROM margin.file_chunk WHERE sha256 = NEW.sha256;
+                IF total <> NEW.bytes OR margin.file_digest(NEW.sha256) <> NEW.sha256 THEN
+                    RAISE EXCEPTION 'the bytes stored as % do not hash to it', NEW.sha256 USING ERRCODE = 'check_violation';
+                END IF;
+                RETURN NULL;
+            END $$;
+            CREATE CONSTRAINT TRIGGER file_verified AFTER INSERT ON file DEFERRABLE INITIALLY DEFERRED
+                FOR EACH ROW EXECUTE FUNCTION check_file();
+            -- Stored bytes that don't hash to their name (put there before this migration, or by the
+            -- administrator) are removed by whoever finds them, so that the right ones can be stored.
+            CREATE FUNCTION drop_unverified_file(name text) RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER
+                SET search_path = margin, pg_temp AS $$
+            BEGIN
+                IF margin.file_digest(name) = name THEN RETURN false; END IF;
+                DELETE FROM margin.file WHERE sha256 = name;
+                RETURN FOUND;
+            END $$;
+            -- Files no book or version uses, an hour old at least for members (an upload comes before
+            -- the book that uses it).
+            CREATE FUNCTION prune_files(age double precision) RETURNS TABLE (sha256 text, bytes bigint)
+                LANGUAGE sql SECURITY DEFINER SET search_path = margin, pg_temp AS $$
+                DELETE FROM margin.file f
+                    WHERE f."addedAt" < now() - make_interval(secs => CASE WHEN margin.is_admin() THEN age ELSE greatest(age, 3600) END)
+                    AND NOT EXISTS (SELECT 1 FROM margin.book b WHERE b.sha256 = f.sha256)
+                    AND NOT EXISTS (SELECT 1 FROM margin.version v WHERE v.sha256 = f.sha256)
+                RETURNING f.sha256, f.bytes $$;
+
+            -- The rules the CLI checks, held by the database too: no row a member writes breaks
+            -- another's export or import.
+            UPDATE highlight SET color = '#ffd400' WHERE color !~ '^#[0-9a-f]{6}$';
+            ALTER TABLE highlight ADD CONSTRAINT highlight_color CHECK (color ~ '^#[0-9a-f]{6}$');
+            ALTER TABLE highlight ADD CONSTRAINT highlight_page CHECK (page >= 1) NOT VALID;
+            ALTER TABLE highlight ADD CONSTRAINT highlight_rects CHECK (
+                jsonb_typeof(rects::jsonb) = 'array'
+                AND NOT jsonb_path_exists(rects::jsonb, 'strict $[*] ? (@.type() != "array" || @.size() != 4)')
+                AND NOT jsonb_path_exists(rects::jsonb, 'strict $[*][*] ? (@.type() != "number")')) NOT VALID;
+            ALTER TABLE highlight ADD CONSTRAINT highlight_size CHECK (octet_length(text) + coalesce(octet_length(note), 0) <= 1048576) NOT VALID;
+            ALTER TABLE bookmark ADD CONSTRAINT bookmark_page CHECK (page >= 1) NOT VALID;
+            ALTER TABLE memo ADD CONSTRAINT memo_page CHECK (page IS NULL OR page >= 1) NOT VALID;
+            ALTER TABLE memo ADD CONSTRAINT memo_text CHECK (octet_length(text) BETWEEN 1 AND 1048576) NOT VALID;
+            ALTER TABLE page ADD CONSTRAINT page_number CHECK (number >= 1) NOT VALID;
+            ALTER TABLE book ADD CONSTRAINT book_pages CHECK (pages >= 1) NOT VALID;
+            ALTER TABLE book ADD CONSTRAINT book_title CHECK (title <> '') NOT VALID
+            """
+        ),
     ]
+
+    /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted
+    /// function body.
+    static func statements(_ sql: String) -> [String] {
+        var statements = [String]()
+        var current = ""
+        var quoted = false
+        for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
+            current += line + "\n"
+            if line.components(separatedBy: "$$").count % 2 == 0 { quoted.toggle() }
+            if !quoted, line.hasSuffix(";") {
+                statements.append(String(current.dropLast(2)))
+                current = ""
+            }
+        }
+        statements.append(current)
+        return statements
+    }
 
     /// Columns of text, per table: they sort case-insensitively (as `Sort` says).
     static let textColumns: [String: Set<String>] = [

@@ -130,6 +130,106 @@ import Testing
         #expect(try #require(try team.alice("highlight", "list", "--json").json() as? [Any]).count == 2)
     }
 
+    /// Bob, with his own credentials in psql, tries to change what the team reads: every table,
+    /// every kind of write. PostgreSQL refuses each (an error, or no row changed).
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aMemberCannotRewriteWhatTheTeamReadsThroughPsql() throws {
+        let team = try Team()
+        try team.alice("add", "-q", Fixtures.pdf("sample.pdf"), "--tag", "shared")
+        try team.alice("highlight", "add", "1", "--text", "quick brown fox", "--shared")
+        try team.alice("bookmark", "add", "1", "2")
+        try team.alice("memo", "add", "1", "--page", "1", "alice's memo")
+        try team.bob("add", "-q", Fixtures.pdf("sample.pdf"), "--tag", "mine-too")
+        let asBob = team.bobURL
+        let snapshot = {
+            try [
+                "book", "page", "source", "version", "guide", "tag", "file", "file_chunk", "highlight", "memo",
+                "bookmark", "reading",
+            ].map { table in
+                try TestCluster.psql(
+                    team.admin,
+                    "SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM margin.\(table) t")
+            }
+        }
+        let before = try snapshot()
+        // Bob reads what the CLI reads.
+        for table in ["book", "page", "source", "version", "guide", "tag", "file", "file_chunk"] {
+            #expect(Int(try TestCluster.psql(asBob, "SELECT count(*) FROM margin.\(table)")) ?? 0 > 0, "\(table)")
+        }
+        // Writes that affect no row.
+        for sql in [
+            "DELETE FROM margin.page", "UPDATE margin.page SET text = 'forged'", "DELETE FROM margin.source",
+            "DELETE FROM margin.version", "UPDATE margin.version SET bytes = 1", "DELETE FROM margin.guide",
+            "UPDATE margin.guide SET outline = '[]'", "DELETE FROM margin.tag", "UPDATE margin.tag SET name = 'x'",
+            "DELETE FROM margin.file", "UPDATE margin.file SET bytes = 1", "DELETE FROM margin.file_chunk",
+            "UPDATE margin.file_chunk SET data = 'forged'", "DELETE FROM margin.book",
+            "DELETE FROM margin.highlight", "UPDATE margin.memo SET text = 'x'", "DELETE FROM margin.reading",
+        ] {
+            _ = try? TestCluster.psql(asBob, sql)
+        }
+        // Writes that PostgreSQL refuses outright.
+        for sql in [
+            "UPDATE margin.book SET sha256 = repeat('0', 64)", "UPDATE margin.book SET pages = 1",
+            "UPDATE margin.book SET title = 'forged'", "UPDATE margin.book SET \"addedBy\" = current_user",
+            "UPDATE margin.source SET url = 'https://attacker.test/other.pdf'",
+            "INSERT INTO margin.page (\"bookId\", number, text, norm) VALUES (1, 9, 'forged', 'forged')",
+            "INSERT INTO margin.version (uuid, \"bookId\", sha256, bytes, pages, \"addedAt\") VALUES (gen_random_uuid(), 1, repeat('0', 64), 1, 1, now())",
+            "INSERT INTO margin.guide (\"bookId\", outline) VALUES (1, '[]')",
+            "INSERT INTO margin.file_chunk (sha256, n, data) SELECT sha256, 99, 'forged' FROM margin.file",
+            // Bytes stored under a name they don't hash to: refused at commit.
+            "INSERT INTO margin.file (sha256, bytes) VALUES (repeat('1', 64), 6); INSERT INTO margin.file_chunk VALUES (repeat('1', 64), 0, 'forged')",
+            "INSERT INTO margin.migrations (name) VALUES ('v99')",
+            // Asked about another role, the function doesn't exist; asked about himself it answers.
+            "SELECT margin.annotated_by_others(1, '\(team.alice)')",
+        ] {
+            #expect(throws: (any Error).self, "\(sql)") { try TestCluster.psql(asBob, sql) }
+        }
+        #expect(try TestCluster.psql(asBob, "SELECT margin.annotated_by_others(1)") == "t")
+        #expect(try snapshot() == before, "nothing changed")
+        // Through margin, too: the book is alice's to retitle, and its text hers to replace.
+        #expect(try team.bobFails("edit", "1", "--title", "forged").stderr.contains("\(team.alice) (who added it)"))
+        #expect(try team.bobFails("reindex", "1").stderr.contains("\(team.alice) (who added it)"))
+        // Bob's own shared highlight can't carry a colour another member's import would refuse.
+        try team.bob("highlight", "add", "1", "--text", "inverted index", "--shared")
+        #expect(throws: (any Error).self) {
+            try TestCluster.psql(asBob, "UPDATE margin.highlight SET color = 'url(https://attacker.test/)'")
+        }
+        #expect(throws: (any Error).self) { try TestCluster.psql(asBob, "UPDATE margin.highlight SET page = 0") }
+        #expect(throws: (any Error).self) {
+            try TestCluster.psql(asBob, "UPDATE margin.highlight SET rects = '[[1,2]]'")
+        }
+        let backup = team.aliceBox.folder.path + "/all.json"
+        try team.alice("export", "--all", "--all-users", "--format", "json", "-o", backup)
+        let restored = Sandbox()
+        #expect(try restored.margin.run(["import", backup]).status == 0, "everyone's backup imports")
+    }
+
+    /// A PDF read back from the database is checked against its SHA-256: swapped bytes are an
+    /// error naming the book, never another document under its name; adding the right PDF
+    /// replaces them.
+    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func swappedBytesAreNeverShownAndTheRightPDFReplacesThem() throws {
+        let team = try Team()
+        try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
+        // What a database edited behind Margin's back holds (the administrator, triggers off).
+        let other = Fixtures.bytes(Fixtures.pdf("second.pdf")).map { String(format: "%02x", $0) }.joined()
+        try TestCluster.psql(
+            team.admin,
+            "SET session_replication_role = replica; UPDATE margin.file_chunk SET data = '\\x\(other)'::bytea; "
+                + "UPDATE margin.file SET bytes = \(other.count / 2)")
+        let refused = try team.bobFails("render", "1", "--page", "1", "-o", team.bobBox.folder.path + "/p.png")
+        #expect(
+            refused.stderr.contains("'A Sample Paper'") && refused.stderr.contains("does not match its SHA-256"),
+            "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: team.bobBox.folder.path + "/p.png"))
+        #expect(try team.bobFails("path", "1").stderr.contains("SHA-256"))
+        #expect(try team.bobFails("export", "1", "--format", "pdf", "-o", "/dev/null").stderr.contains("SHA-256"))
+        // Alice adds the right PDF again: the stored bytes are checked and replaced.
+        try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
+        let text = try team.bob("text", "1", "--pages", "1").stdout
+        #expect(text.contains("quick brown fox"), "\(text)")
+    }
+
     @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func booksSayWhoAddedThemAndReadingStateIsEachUsers() throws {
         let team = try Team()

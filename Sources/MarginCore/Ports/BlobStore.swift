@@ -24,9 +24,14 @@ public protocol BlobStore: Sendable {
     func place(_ staged: String, sha256: String) throws -> Bool
     /// Removes the file with this SHA-256, if any.
     func remove(_ sha256: String)
+    /// `path(for:)`, where fetching the file from elsewhere can fail: bytes that don't hash to
+    /// `sha256` are `MarginError.corruptStoredFile`, never placed.
+    func checkedPath(for sha256: String) throws -> String
 }
 
 extension BlobStore {
+    public func checkedPath(for sha256: String) throws -> String { path(for: sha256) }
+
     public func containing(_ sha256s: [String]) -> Set<String> { Set(sha256s.filter(contains)) }
 
     /// A new, empty temporary file for a partial download or copy.

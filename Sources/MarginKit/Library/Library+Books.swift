@@ -166,7 +166,13 @@ extension Library {
     /// The cached PDF's path. Commands that only read use this: they never fetch, and a missing
     /// file is an error that says so (`ensureCached` fetches).
     public func cachedFile(_ book: Book) throws -> String {
-        if blobs.contains(book.sha256) { return blobs.path(for: book.sha256) }
+        if blobs.contains(book.sha256) {
+            do {
+                return try blobs.checkedPath(for: book.sha256)
+            } catch MarginError.corruptStoredFile(let sha256, let found, _) {
+                throw MarginError.corruptStoredFile(sha256: sha256, found: found, title: book.title)
+            }
+        }
         throw MarginError.fileNotCached(title: book.title, book: book.id ?? 0)
     }
 
@@ -174,7 +180,13 @@ extension Library {
     public func ensureCached(
         _ book: Book, maxSize: Int64? = nil, timeout: Double? = nil, progress: (any DownloadProgress)? = nil
     ) async throws -> String {
-        if blobs.contains(book.sha256) { return blobs.path(for: book.sha256) }
+        if blobs.contains(book.sha256) {
+            do {
+                return try blobs.checkedPath(for: book.sha256)
+            } catch MarginError.corruptStoredFile(let sha256, let found, _) {
+                throw MarginError.corruptStoredFile(sha256: sha256, found: found, title: book.title)
+            }
+        }
         let sources = try await repository.read { store in
             try store.fetch(Query<Source>().filter(Source.Fields.bookId == (book.id ?? -1)))
         }

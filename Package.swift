@@ -114,6 +114,7 @@ let package = Package(
         // No default traits: the reader needs neither swift-configuration nor full Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0", traits: []),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
     targets: [
@@ -202,6 +203,8 @@ let package = Package(
                 "MarginCore",
                 "Poppler",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

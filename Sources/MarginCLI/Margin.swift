@@ -57,6 +57,11 @@ public struct Margin: AsyncParsableCommand {
     public static func main() async {
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         useOneMallocArena(verb: arguments.first)
+        if CommandLine.arguments.dropFirst().first == IsolatedRender.helperCommand {
+            Foundation.exit(
+                IsolatedRender.runHelper(
+                    Array(CommandLine.arguments.dropFirst(2)), configuration: Settings.configuration))
+        }
         if CommandLine.arguments.dropFirst().first == PopplerIsolation.helperCommand {
             Foundation.exit(
                 PopplerIsolation.runHelper(

@@ -39,6 +39,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case unreadablePDF(String, reason: String)
     /// Poppler exceeded its time or memory limit on a PDF.
     case popplerLimit(String)
+    /// Work that has a time limit (a search in the server) ran past it.
+    case timeLimit(String)
 
     // Cache
     case notCached(title: String, reason: String)
@@ -137,6 +139,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "poppler cannot read \(input) as a PDF: \(reason)"
         case .notCached(let title, let reason):
             return "'\(title)' is not cached and no source could be fetched: \(reason)"
+        case .timeLimit(let message):
+            return message
         case .corruptStoredFile(let sha256, let found, let title):
             let what = title.map { "the PDF of '\($0)'" } ?? "the stored file \(sha256.prefix(12))"
             return "\(what) in the library does not match its SHA-256 (expected \(sha256.prefix(12))…, "

@@ -86,7 +86,16 @@ enum Assets {
             reader.dataset.errors = String(Number(reader.dataset.errors || 0) + 1);
             say(`Something went wrong: ${message}`, true);
           };
-          window.addEventListener("error", (event) => failed(event.message || "a resource did not load"), true);
+          window.addEventListener("error", (event) => {
+            if (event.target !== image) failed(event.message || "a resource did not load");
+          }, true);
+          // A page the server could not draw (over its time or memory limit): say why.
+          image.addEventListener("error", async () => {
+            let reason = "the server could not draw it";
+            try { reason = (await (await fetch(image.src)).json()).error || reason; } catch (error) { /* said below */ }
+            image.dataset.failed = "true";
+            say(`Page ${pageNumber} could not be drawn: ${reason}`, true);
+          });
           window.addEventListener("unhandledrejection", (event) => failed(String(event.reason)));
           const pct = (value, whole) => (100 * value / whole) + "%";
 

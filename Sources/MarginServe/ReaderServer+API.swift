@@ -7,11 +7,11 @@ import Poppler
 
 /// The JSON API of CLI.md's "reader in a browser": the CLI's `--json` shapes over HTTP.
 extension ReaderServer {
-    func addAPI(to router: Router<BasicRequestContext>) {
+    func addAPI(to router: Router<ReaderContext>) {
         let api = router.group("api")
         api.get("books") { request, _ in try await self.books(request) }
         api.get("books/{id}") { _, context in try jsonResponse(try await library.info(try await book(context))) }
-        api.get("search") { request, _ in try await self.search(request) }
+        api.get("search") { request, context in try await self.search(request, context) }
         api.get("books/{id}/pages/{page}.png") { request, context in
             try await self.pageImage(request, context, format: .png)
         }
@@ -26,7 +26,7 @@ extension ReaderServer {
         addAnnotationAPI(to: api)
     }
 
-    private func addAnnotationAPI(to api: RouterGroup<BasicRequestContext>) {
+    private func addAnnotationAPI(to api: RouterGroup<ReaderContext>) {
         api.get("books/{id}/highlights") { _, context in
             try jsonResponse(try await library.views(try await library.highlights(of: try await book(context))))
         }
@@ -105,7 +105,7 @@ extension ReaderServer {
         return try jsonResponse(try await library.list(filter))
     }
 
-    private func search(_ request: Request) async throws -> Response {
+    private func search(_ request: Request, _ context: ReaderContext) async throws -> Response {
         let query = request.uri.queryParameters
         guard let text = query.get("q"), !text.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw MarginError.invalidArgument("say what to search for: /api/search?q=…")
@@ -115,11 +115,13 @@ extension ReaderServer {
             wholeWord: flag(query.get("whole-word")), annotations: flag(query.get("annotations")))
         if let limit = try count(query.get("limit"), "limit") { options.limit = limit }
         if let selector = query.get("book") { options.bookId = try await library.resolve(selector).id }
+        options.timeLimit = Self.searchTimeLimit
+        options.stop = await context.clientGone()
         let results = try await library.search(text, options: options)
         return try jsonResponse(results.hits.map(RangedHit.init))
     }
 
-    private func pageImage(_ request: Request, _ context: BasicRequestContext, format: RenderFormat) async throws
+    private func pageImage(_ request: Request, _ context: ReaderContext, format: RenderFormat) async throws
         -> Response
     {
         let book = try await book(context)
@@ -132,7 +134,17 @@ extension ReaderServer {
                 }
                 return value
             } ?? 110
-        let image = try await library.pageImage(book, page: number, format: format, dpi: dpi)
+        // A page that went over the limits before answers from memory, without drawing again.
+        let key = "\(book.sha256)-\(number)-\(format.rawValue)"
+        if let message = failures.remembered(key, dpi: dpi) { throw MarginError.popplerLimit(message) }
+        let image: PageImage
+        do {
+            image = try await library.pageImage(
+                book, page: number, format: format, dpi: dpi, stop: await context.clientGone())
+        } catch MarginError.popplerLimit(let message) {
+            failures.remember(key, dpi: dpi, message)
+            throw MarginError.popplerLimit(message)
+        }
         var headers = HTTPFields()
         headers[.eTag] = image.etag
         headers[.cacheControl] = "private, max-age=31536000, immutable"
@@ -144,7 +156,7 @@ extension ReaderServer {
         return bytesResponse(image.data, type: image.contentType, headers: headers)
     }
 
-    private func export(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func export(_ request: Request, _ context: ReaderContext) async throws -> Response {
         let book = try await book(context)
         let name = request.uri.queryParameters.get("format") ?? "markdown"
         guard let format = ExportFormat(rawValue: name) else {
@@ -200,7 +212,7 @@ extension ReaderServer {
 
     /// The request's JSON body as `type`; a body over the upload limit is a 413, malformed JSON a
     /// 400 that says what is wrong.
-    private func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, _ context: BasicRequestContext)
+    private func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, _ context: ReaderContext)
         async throws -> T
     {
         var request = request
@@ -208,17 +220,17 @@ extension ReaderServer {
         return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
     }
 
-    func book(_ context: BasicRequestContext) async throws -> Book {
+    func book(_ context: ReaderContext) async throws -> Book {
         try await library.resolve(try context.parameters.require("id"))
     }
 
-    func page(_ context: BasicRequestContext) throws -> Int {
+    func page(_ context: ReaderContext) throws -> Int {
         let text = try context.parameters.require("page")
         guard let number = Int(text) else { throw MarginError.invalidArgument("'\(text)' is not a page number") }
         return number
     }
 
-    private func annotationID(_ context: BasicRequestContext) throws -> Int64 {
+    private func annotationID(_ context: ReaderContext) throws -> Int64 {
         let text = try context.parameters.require("id")
         guard let id = Int64(text) else { throw MarginError.invalidArgument("'\(text)' is not an annotation id") }
         return id

@@ -7,8 +7,8 @@ import NIOCore
 /// The reader's pages: server-rendered HTML, one small script and one style sheet, all served
 /// by margin (no bundler, no CDN).
 extension ReaderServer {
-    func addPages(to router: Router<BasicRequestContext>) {
-        router.get("/") { request, _ in try await self.libraryPage(request) }
+    func addPages(to router: Router<ReaderContext>) {
+        router.get("/") { request, context in try await self.libraryPage(request, context) }
         router.get("/books/{id}") { _, context in try await self.bookPage(context) }
         router.get("/books/{id}/pages/{page}") { _, context in try await self.readerPage(context) }
         router.get("/static/reader.js") { _, _ in asset(Assets.script, type: "text/javascript; charset=utf-8") }
@@ -17,7 +17,7 @@ extension ReaderServer {
 
     // MARK: /
 
-    private func libraryPage(_ request: Request) async throws -> Response {
+    private func libraryPage(_ request: Request, _ context: ReaderContext) async throws -> Response {
         let query = request.uri.queryParameters
         let q = query.get("q") ?? ""
         let folder = nonEmptyParameter(query.get("folder"))
@@ -33,7 +33,7 @@ extension ReaderServer {
             <button type="submit">Search</button></form></header><main class="library">
             """
         if !q.trimmingCharacters(in: .whitespaces).isEmpty {
-            body += try await searchSection(q)
+            body += try await searchSection(q, stop: await context.clientGone())
         }
         if !recent.isEmpty {
             body += "<section><h2>Recently opened</h2><ul class=\"recent\">"
@@ -62,11 +62,14 @@ extension ReaderServer {
         return page(title: q.isEmpty ? "Margin" : "\(q) — Margin", body: body)
     }
 
-    private func searchSection(_ q: String) async throws -> String {
+    private func searchSection(_ q: String, stop: StopSignal?) async throws -> String {
         var section = "<section class=\"hits\"><h2>Pages matching “\(html(q))”</h2>"
         let results: SearchResults
         do {
-            results = try await library.search(q, options: SearchOptions(limit: 100))
+            var options = SearchOptions(limit: 100)
+            options.timeLimit = Self.searchTimeLimit
+            options.stop = stop
+            results = try await library.search(q, options: options)
         } catch let error as MarginError {
             return section + "<p class=\"error\">\(html(error.localizedDescription))</p></section>"
         }
@@ -95,7 +98,7 @@ extension ReaderServer {
 
     // MARK: /books/ID
 
-    private func bookPage(_ context: BasicRequestContext) async throws -> Response {
+    private func bookPage(_ context: ReaderContext) async throws -> Response {
         let book = try await book(context)
         let info = try await library.info(book)
         let id = book.id ?? 0
@@ -134,7 +137,7 @@ extension ReaderServer {
 
     // MARK: /books/ID/pages/N
 
-    private func readerPage(_ context: BasicRequestContext) async throws -> Response {
+    private func readerPage(_ context: ReaderContext) async throws -> Response {
         let book = try await book(context)
         let number = try page(context)
         guard number >= 1, number <= book.pages else {

@@ -4,6 +4,8 @@ import Logging
 import MarginCore
 import MarginKit
 import NIOCore
+import ServiceLifecycle
+import UnixSignals
 
 /// `margin serve`: the library as a local web reader. The pages and the JSON API are two views
 /// of the same store the CLI uses; the API answers in the CLI's `--json` shapes, errors as
@@ -21,6 +23,10 @@ public struct ReaderServer: Sendable {
 
     /// Where `run` listens.
     public let settings: ServeSettings
+    /// Pages that went over the render limits.
+    let failures = RenderFailures()
+    /// Seconds one search may take in the server.
+    public static let searchTimeLimit = 5.0
 
     public init(library: Library, settings: ServeSettings) {
         self.library = library
@@ -35,8 +41,8 @@ public struct ReaderServer: Sendable {
     }
 
     /// Every route of the reader and the API.
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    public func router() -> Router<ReaderContext> {
+        let router = Router(context: ReaderContext.self)
         router.middlewares.add(DefenceHeadersMiddleware())
         router.middlewares.add(JSONErrorMiddleware())
         router.middlewares.add(HostGuardMiddleware(names: names))
@@ -59,7 +65,8 @@ public struct ReaderServer: Sendable {
         let names = self.names
         let app = Application(
             router: router(),
-            server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [ConnectionWatch()], idleTimeout: Self.idleTimeout)),
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port
@@ -67,10 +74,16 @@ public struct ReaderServer: Sendable {
                 ready(bound)
             },
             logger: logger)
-        try await app.runService()
+        // SIGINT or SIGTERM: renders under way are killed at once (they could take minutes),
+        // then the requests in flight finish.
+        let services = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app), .init(service: RenderReaper())],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await services.run()
     }
 
-    private func addLogin(to router: Router<BasicRequestContext>) {
+    private func addLogin(to router: Router<ReaderContext>) {
         router.get("/login") { request, _ -> Response in
             guard let token, let given = request.uri.queryParameters.get("token"), sameSecret(given, token) else {
                 throw HTTPError(.unauthorized, message: "a wrong or missing token")
@@ -86,7 +99,7 @@ public struct ReaderServer: Sendable {
 /// Every request must carry the token: `Authorization: Bearer TOKEN`, or the cookie set by
 /// `/login?token=TOKEN`. Anything else is a 401 with nothing done.
 struct TokenMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ReaderContext
     static let cookie = "margin_token"
     let token: String
 
@@ -107,6 +120,14 @@ struct TokenMiddleware: RouterMiddleware {
                 message: "this library needs its token: open /login?token=… or send Authorization: Bearer …")
         }
         return try await next(request, context)
+    }
+}
+
+/// Kills the renders under way when the server is asked to stop.
+struct RenderReaper: Service {
+    func run() async throws {
+        try? await gracefulShutdown()
+        IsolatedRender.stopAll()
     }
 }
 
@@ -131,7 +152,7 @@ func sameSecret(_ a: String, _ b: String) -> Bool {
 /// Any error becomes `{"error": "…"}` with a fitting status: 400 for bad input, 401 for a
 /// missing token, 404 for what isn't there, 409 for a conflict, 413 for a body too large.
 struct JSONErrorMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ReaderContext
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -157,6 +178,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return (.badRequest, "malformed JSON: \(decodingProblem(error))")
         case is NIOTooManyBytesError:
             return (.contentTooLarge, "the request's body is too large")
+        case is CancellationError:
+            return (.serviceUnavailable, "the request was stopped (its client went away, or the server is stopping)")
         default:
             return (.internalServerError, error.localizedDescription)
         }
@@ -172,6 +195,10 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return .badRequest
         case .notYours, .annotatedByOthers:
             return .forbidden
+        case .popplerLimit:
+            return .unprocessableContent
+        case .timeLimit:
+            return .serviceUnavailable
         default:
             return .internalServerError
         }

@@ -110,7 +110,7 @@ private func numericHost(_ address: UnsafeMutablePointer<sockaddr>) -> String? {
 /// Every response carries the headers of defence: scripts and styles only from the server (no
 /// inline script or style), no framing, no sniffing, no referrer.
 struct DefenceHeadersMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ReaderContext
     static let policy =
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
         + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -130,7 +130,7 @@ struct DefenceHeadersMiddleware: RouterMiddleware {
 /// Requests for a name this server is not reached by get 421; OPTIONS grants no other origin
 /// anything.
 struct HostGuardMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ReaderContext
     let names: ServedNames
 
     func handle(
@@ -159,7 +159,7 @@ extension Request {
 
 /// Writes must be JSON from the server's own pages (403 otherwise).
 struct WriteGuardMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ReaderContext
     static let writes: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
 
     func handle(

@@ -238,6 +238,125 @@ func fetch(
     }
 }
 
+/// Pages built to take minutes to draw, and searches that run long, asked for by any web page
+/// (`<img>` and GETs need no token on loopback): bounded, isolated, stopped when not wanted.
+@Suite struct ServeLimitsTests {
+    /// A library with the heavy page (its text reads in milliseconds) and a light book.
+    static func heavyLibrary() throws -> Sandbox {
+        let box = Sandbox()
+        let heavy = box.folder.path + "/heavy.pdf"
+        #expect(SmallDisk.shell("python3 '\(Fixtures.root)/fixtures/make-fixtures.py' --heavy-image '\(heavy)'") == 0)
+        try box.ok("add", heavy)
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        return box
+    }
+
+    /// Render children of `server` (pgrep -P).
+    static func children(of server: RunningServer) -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
+        process.arguments = ["-c", "-P", String(server.process.processIdentifier)]
+        let out = Pipe()
+        process.standardOutput = out
+        guard (try? process.start()) != nil else { return -1 }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    func anOverLimitPageIsAJSONErrorRememberedWhileOthersAreServed() throws {
+        let box = try Self.heavyLibrary()
+        let server = try RunningServer(box, [], environment: ["MARGIN_POPPLER_TIMEOUT": "15"])
+        let image = server.url + "/api/books/1/pages/1.png?dpi=50"
+        // The heavy render runs; meanwhile JSON, HTML and another book's page are answered.
+        let answered = Answers()
+        let heavy = Thread {
+            answered.set("heavy", try? fetch(image))
+        }
+        heavy.start()
+        var waited = 0
+        while Self.children(of: server) == 0 && answered.get("heavy") == nil && waited < 600 {
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(try fetch(server.url + "/api/books/2").0 == 200)
+        #expect(try fetch(server.url + "/").0 == 200)
+        #expect(try fetch(server.url + "/api/books/2/pages/1.png?dpi=30").0 == 200)
+        #expect(answered.get("heavy") == nil, "the heavy page was still drawing while the others were answered")
+        while answered.get("heavy") == nil && waited < 2400 {
+            usleep(50_000)
+            waited += 1
+        }
+        let (status, body) = try #require(answered.get("heavy"))
+        #expect(status == 422 && body.contains("took longer than 15 s to draw page 1"), "\(status) \(body)")
+        #expect(Self.children(of: server) == 0, "the child is gone")
+        // Asked again (at this or a higher resolution): answered from memory, nothing drawn.
+        for dpi in [50, 200] {
+            let again = try fetch(server.url + "/api/books/1/pages/1.png?dpi=\(dpi)")
+            #expect(again.0 == 422 && again.1.contains("took longer"), "\(again)")
+        }
+        #expect(Self.children(of: server) == 0)
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.said)")
+    }
+
+    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    func aRenderStopsWhenItsClientLeavesAndTheServerStopsWhenAsked() throws {
+        let box = try Self.heavyLibrary()
+        // A limit far beyond the test: only leaving, or stopping, ends these renders.
+        let server = try RunningServer(box, [], environment: ["MARGIN_POPPLER_TIMEOUT": "600"])
+        _ = try? fetch(server.url + "/api/books/1/pages/1.png?dpi=40", maxTime: 2)
+        var waited = 0
+        while Self.children(of: server) > 0 && waited < 200 {
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(Self.children(of: server) == 0, "the render was stopped when its client left")
+        // Renders under way, then SIGTERM: the server stops (before the fix, only kill -9 did).
+        let pending = Thread { _ = try? fetch(server.url + "/api/books/1/pages/1.png?dpi=45", maxTime: 600) }
+        pending.start()
+        waited = 0
+        while Self.children(of: server) == 0 && waited < 600 {
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(Self.children(of: server) == 1, "the render is under way")
+        kill(server.process.processIdentifier, SIGTERM)
+        var seconds = 0.0
+        while server.process.isRunning && seconds < 60 {
+            usleep(100_000)
+            seconds += 0.1
+        }
+        #expect(!server.process.isRunning, "still running 60 s after SIGTERM")
+    }
+
+    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    func aSearchInTheServerHasATimeLimit() throws {
+        let box = Sandbox()
+        let page = box.folder.path + "/zap.pdf"
+        // A page of "zap zap zap …": the pattern below tries every way to split it.
+        let text = String(repeating: "zap ", count: 60)
+        #expect(SmallDisk.shell("python3 '\(Fixtures.root)/fixtures/make-fixtures.py' --text '\(page)' '\(text)'") == 0)
+        try box.ok("add", page)
+        // The CLI's own limit is 20 s; the server's is shorter.
+        let server = try RunningServer(box)
+        let query = "%28%28zap%20%3F%29%2B%29%2Bq"  // ((zap ?)+)+q
+        let (status, body) = try fetch(server.url + "/api/search?regex=1&q=" + query)
+        #expect(status == 503 && body.contains("took longer than 5 s"), "\(status) \(body)")
+        #expect(try fetch(server.url + "/api/books").0 == 200)
+        _ = server.stop()
+    }
+}
+
+/// Answers gathered from other threads.
+final class Answers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers = [String: (Int, String)]()
+    func set(_ key: String, _ value: (Int, String)?) { lock.withLock { answers[key] = value ?? (0, "") } }
+    func get(_ key: String) -> (Int, String)? { lock.withLock { answers[key] } }
+}
+
 /// The reader in real browsers (Tests/Browser/reader_e2e.py): Debian's chromium driven by
 /// Selenium through chromium-driver, and Debian's firefox-esr through its Marionette protocol.
 @Suite struct BrowserTests {

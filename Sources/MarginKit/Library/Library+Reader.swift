@@ -56,29 +56,29 @@ extension Library {
     }
 
     /// One page as PNG (at `dpi`, capped as `render` caps it) or SVG, in memory. Only reads.
-    public func pageImage(_ book: Book, page number: Int, format: RenderFormat, dpi: Double) async throws -> PageImage {
+    public func pageImage(
+        _ book: Book, page number: Int, format: RenderFormat, dpi: Double, stop: StopSignal? = nil
+    ) async throws -> PageImage {
         guard format != .pdf else { throw MarginError.invalidArgument("pages are served as png or svg") }
         guard dpi.isFinite, dpi >= RenderRequest.minDPI else {
             throw MarginError.invalidArgument("dpi must be at least \(Int(RenderRequest.minDPI)), not \(dpi)")
         }
-        return try await withPage(book, number) { page in
-            let (width, height) = page.size
-            let largest = Double(RenderRequest.maxPixels) * 72 / max(width, height, 1)
-            let used = min(dpi, RenderRequest.maxDPI, largest)
-            let data: Data
-            if format == .png {
-                data = try page.renderPNG(dpi: used)
-            } else {
-                let temporary = NSTemporaryDirectory() + "margin-page-\(UUID().uuidString).svg"
-                defer { try? FileManager.default.removeItem(atPath: temporary) }
-                try page.render(to: temporary, format: .svg)
-                data = try Data(contentsOf: URL(fileURLWithPath: temporary))
+        let drawn: (data: Data, resolution: String)
+        if let helper = configuration.extractionHelper {
+            // In a child with time and memory limits (a page can be built to take minutes).
+            try checkPage(number, of: book)
+            let path = try cachedFile(book)
+            drawn = try await IsolatedRender.draw(
+                helper: helper, path: path, password: try password(of: book), page: number, format: format, dpi: dpi,
+                configuration: configuration, stop: stop)
+        } else {
+            drawn = try await withPage(book, number) { page in
+                try IsolatedRender.drawPage(page, format: format, dpi: dpi)
             }
-            let resolution = format == .png ? String(format: "%.2f", used) : "vector"
-            return PageImage(
-                data: data, etag: "\"\(book.sha256.prefix(32))-\(number)-\(format.rawValue)-\(resolution)\"",
-                contentType: format == .png ? "image/png" : "image/svg+xml")
         }
+        return PageImage(
+            data: drawn.data, etag: "\"\(book.sha256.prefix(32))-\(number)-\(format.rawValue)-\(drawn.resolution)\"",
+            contentType: format == .png ? "image/png" : "image/svg+xml")
     }
 
     /// Highlights the characters `start..<end` of a page's layout text (what a reader selected).

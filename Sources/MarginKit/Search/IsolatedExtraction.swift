@@ -150,7 +150,7 @@ private final class HelperPool: @unchecked Sendable {
 }
 
 /// The answer to one request, or nil when the child's output ended or made no sense.
-private enum Answer {
+enum Answer {
     /// The pages' text, and the guide and metadata as JSON.
     case success([String], String)
     case failure(String)
@@ -158,7 +158,7 @@ private enum Answer {
 
 /// A child process started with `posix_spawn`, its stdin and stdout on pipes and its stderr
 /// (poppler's warnings) on /dev/null, reaped with `waitpid`.
-private final class Child: @unchecked Sendable {
+final class Child: @unchecked Sendable {
     static let spawning = NSLock()
     let pid: pid_t
     let input: Int32
@@ -211,7 +211,7 @@ private final class Child: @unchecked Sendable {
 }
 
 /// Length-prefixed fields read from a descriptor, buffered.
-private final class FrameReader: @unchecked Sendable {
+final class FrameReader: @unchecked Sendable {
     let descriptor: Int32
     private var buffer = [UInt8]()
     private var start = 0
@@ -265,7 +265,7 @@ private final class FrameReader: @unchecked Sendable {
 }
 
 /// Length-prefixed fields gathered, then written to a descriptor at once.
-private struct FrameWriter {
+struct FrameWriter {
     private var bytes = [UInt8]()
 
     mutating func byte(_ value: UInt8) { bytes.append(value) }
@@ -277,6 +277,12 @@ private struct FrameWriter {
             for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: count >> shift)) }
             bytes.append(contentsOf: utf8)
         }
+    }
+
+    mutating func field(bytes data: Data) {
+        let count = UInt32(data.count)
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: count >> shift)) }
+        bytes.append(contentsOf: data)
     }
 
     /// Writes everything gathered; false when the other end is gone (without the SIGPIPE that

@@ -20,6 +20,23 @@ public struct SearchOptions: Sendable {
     /// holds it otherwise (with the words holding it: "the" is "the", "other", "there"… in the
     /// index), 8 ms in a library of 11,000 pages, and more as the library grows.
     public var countUpTo = 1_000
+    /// Seconds the search may take (the server's bound on one request), or nil for no limit.
+    public var timeLimit: Double?
+    /// Stops the search when its client has gone.
+    public var stop: StopSignal?
+    /// When `timeLimit` runs out (set as the search starts).
+    var deadline: Date?
+
+    /// Whether the search must stop now: its client went away, or its time is up.
+    var isOver: Bool { stop?.isStopped == true || (deadline.map { Date() > $0 } ?? false) }
+
+    /// The error for a search stopped by `isOver`.
+    var overError: any Error {
+        if stop?.isStopped == true { return CancellationError() }
+        return MarginError.timeLimit(
+            "the search took longer than \(Int(timeLimit ?? 0)) s, this server's limit: narrow it (rarer words, a phrase, or one book)"
+        )
+    }
 
     public init(
         bookId: Int64? = nil, regex: Bool = false, caseSensitive: Bool = false, wholeWord: Bool = false,
@@ -72,6 +89,7 @@ extension Library {
         }
         // One hit more than asked for tells whether the limit cut the results short.
         var options = options
+        options.deadline = options.timeLimit.map { Date().addingTimeInterval($0) }
         let limit = options.limit
         if limit > 0 { options.limit = limit + 1 }
         if options.annotations {
@@ -129,7 +147,12 @@ extension Library {
         // Terms differing only in case (with --case-sensitive) ask the index once.
         var asked = Set<String>()
         let indexTerms = folded.map(scalarString).filter { asked.insert($0).inserted }
+        var over = false
         try store.textIndex.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
+            if options.isOver {
+                over = true
+                return false
+            }
             // Most pages are plain ASCII, read as `SearchableText` reads them without building one.
             let hit: SearchHit?
             if let plain = PlainText(page.text) {
@@ -141,6 +164,7 @@ extension Library {
             hits.append(hit)
             return options.limit == 0 || hits.count < options.limit
         }
+        if over { throw options.overError }
         return hits
     }
 
@@ -169,9 +193,13 @@ extension Library {
         let expression = try compileRegex(query, options: options)
         var hits = [SearchHit]()
         let regexTimeLimit = configuration.regexTimeout
-        let deadline = Date().addingTimeInterval(regexTimeLimit)
+        let deadline = min(Date().addingTimeInterval(regexTimeLimit), options.deadline ?? .distantFuture)
         var late: (book: Int64, page: Int)?
         try store.textIndex.scanPages(bookId: options.bookId) { page in
+            if options.stop?.isStopped == true {
+                late = (page.bookId, page.number)
+                return false
+            }
             let text = page.text as NSString
             guard let matches = boundedMatches(expression, in: page.text, deadline: deadline) else {
                 late = (page.bookId, page.number)
@@ -183,6 +211,7 @@ extension Library {
                 SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: matches.count))
             return options.limit == 0 || hits.count < options.limit
         }
+        if late != nil, options.isOver { throw options.overError }
         if let late {
             throw MarginError.invalidArgument(
                 "the regular expression '\(query)' took longer than \(Int(regexTimeLimit)) s (by page \(late.page) of book \(late.book)): "

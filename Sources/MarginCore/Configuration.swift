@@ -10,7 +10,7 @@ public struct Configuration: Sendable, Equatable {
     public var retryDelay = 0.5
     /// Seconds without a byte from the server before an attempt is given up (MARGIN_IDLE_TIMEOUT).
     public var idleTimeout: Int64 = 30
-    /// Seconds over which a download must bring at least 1 KiB (MARGIN_STALL_SECONDS).
+    /// Seconds over which a download must bring at least 1 KiB a second (MARGIN_STALL_SECONDS).
     public var stallWindow = 60.0
     /// Seconds one `--regex` search may take (MARGIN_REGEX_TIMEOUT).
     public var regexTimeout = 20.0

@@ -113,7 +113,7 @@ public enum MarginError: Error, LocalizedError, Sendable {
                 + "(run it again to resume)"
         case .stalled(let url, let bytes, let seconds):
             return
-                "the download of \(url) stalled: the server sent \(bytes) bytes in \(Int(seconds)) s; nothing was added "
+                "the download of \(url) stalled: the server sent \(bytes) bytes in \(Int(seconds)) s (less than 1 KiB/s); nothing was added "
                 + "(what arrived is kept: run it again to resume)"
         case .untrustedTLS(let url, let reason):
             return "cannot reach \(url) securely: \(reason); nothing was downloaded"

@@ -94,6 +94,11 @@ final class SelfSignedServer {
             "/drip.pdf": .handler { _ in
                 Reply(headers: [("Content-Type", "application/pdf")], body: body, drip: (bytes: 1, delay: 0.5))
             },
+            "/slow-drip.pdf": .handler { _ in
+                Reply(
+                    headers: [("Content-Type", "application/pdf"), ("ETag", "\"slow\"")],
+                    body: body + [UInt8](repeating: 0x20, count: 1 << 20), drip: (bytes: 100, delay: 0.2))
+            },
             "/silent.pdf": .handler { _ in
                 Reply(headers: [("Content-Type", "application/pdf")], body: body, drip: (bytes: 1, delay: 30))
             },
@@ -105,11 +110,18 @@ final class SelfSignedServer {
         #expect(
             drip.stderr.contains("took longer than its time limit of 2 s") && drip.stderr.contains("--timeout"),
             "\(drip)")
-        // Without --timeout, a drip is given up when a whole window brings less than 1 KiB.
+        // Without --timeout, a drip is given up when a whole window brings less than 1 KiB a
+        // second, even one that sends a few hundred bytes a second; what came is kept.
         let stalled = try box.margin.run(
             ["add", server.url("/drip.pdf")], environment: ["MARGIN_STALL_SECONDS": "2"], timeout: 120)
         #expect(stalled.status == 1)
-        #expect(stalled.stderr.contains("stalled"), "\(stalled)")
+        #expect(stalled.stderr.contains("stalled") && stalled.stderr.contains("less than 1 KiB/s"), "\(stalled)")
+        let slowBox = Sandbox()
+        let slow = try slowBox.margin.run(
+            ["add", server.url("/slow-drip.pdf")], environment: ["MARGIN_STALL_SECONDS": "4"], timeout: 120)
+        #expect(slow.status == 1)
+        #expect(slow.stderr.contains("stalled") && slow.stderr.contains("run it again to resume"), "\(slow)")
+        #expect(slowBox.folder.files().contains { $0.hasSuffix(".part") }, "the partial download is kept")
         let silent = try box.margin.run(
             ["add", server.url("/silent.pdf")],
             environment: ["MARGIN_IDLE_TIMEOUT": "1", "MARGIN_RETRY_DELAY_MS": "10"],

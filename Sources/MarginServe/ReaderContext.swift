@@ -23,12 +23,34 @@ public struct ReaderContext: RequestContext {
 }
 
 /// Sees a connection end (closed, or its client done sending) and says so to whoever waits on
-/// it: a render or search for a client that went away is stopped, not finished for nobody.
+/// it: a render or search for a client that went away is stopped, not finished for nobody. It
+/// also keeps the connection in `ConnectionTable`, which sheds connections that never sent a
+/// request when descriptors run short.
 final class ConnectionWatch: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
     typealias InboundIn = NIOAny
     let gone = StopSignal()
+    private let lock = NSLock()
+    private var channel: (any Channel)?
+    private var spoke = false
+    let opened = DispatchTime.now().uptimeNanoseconds
+
+    /// Whether a whole request head has come (what reaches this handler is decoded HTTP).
+    var hasSpoken: Bool { lock.withLock { spoke } }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        lock.withLock { channel = context.channel }
+        for victim in ConnectionTable.shared.opened(self) { victim.close() }
+    }
+
+    func close() { lock.withLock { channel }?.close(promise: nil) }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lock.withLock { spoke = true }
+        context.fireChannelRead(data)
+    }
 
     func channelInactive(context: ChannelHandlerContext) {
+        ConnectionTable.shared.closed(self)
         gone.stop()
         context.fireChannelInactive()
     }
@@ -57,4 +79,35 @@ final class RenderFailures: @unchecked Sendable {
             failed[key] = (dpi, message)
         }
     }
+}
+
+/// The open connections. Past `capacity` (the descriptors this process may open, less a
+/// reserve for files, render children and the database), the oldest connections that have not
+/// sent a whole request are closed, so that a new client is served at once however many
+/// connections sit open without a word.
+final class ConnectionTable: @unchecked Sendable {
+    static let shared = ConnectionTable()
+    private let lock = NSLock()
+    private var open = [ObjectIdentifier: ConnectionWatch]()
+    private var capacity = Int.max
+
+    /// Descriptors kept for everything but connections.
+    static let reserve = 64
+
+    func setCapacity(descriptors: Int) { lock.withLock { capacity = max(16, descriptors - Self.reserve) } }
+
+    /// Takes in a new connection: the connections to close to make room for it.
+    func opened(_ watch: ConnectionWatch) -> [ConnectionWatch] {
+        lock.withLock {
+            open[ObjectIdentifier(watch)] = watch
+            let excess = open.count - capacity
+            guard excess > 0 else { return [] }
+            let silent = open.values.filter { $0 !== watch && !$0.hasSpoken }.sorted { $0.opened < $1.opened }
+            let victims = Array(silent.prefix(excess))
+            for victim in victims { open[ObjectIdentifier(victim)] = nil }
+            return victims
+        }
+    }
+
+    func closed(_ watch: ConnectionWatch) { lock.withLock { _ = open.removeValue(forKey: ObjectIdentifier(watch)) } }
 }

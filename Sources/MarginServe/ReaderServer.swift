@@ -131,14 +131,19 @@ struct RenderReaper: Service {
     }
 }
 
-/// Raises this process's limit of open descriptors to its hard limit: connections that never
-/// finish their headers are closed after `idleTimeout`, and meanwhile new clients still find a
-/// descriptor.
+/// Raises this process's limit of open descriptors to its hard limit, and keeps connections
+/// below it (`ConnectionTable`): connections that never finish their headers are closed after
+/// `idleTimeout`, or at once when a new client needs their descriptor.
 private func raiseDescriptorLimit() {
     var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-    limit.rlim_cur = limit.rlim_max
-    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+    if limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+    }
+    ConnectionTable.shared.setCapacity(descriptors: Int(min(limit.rlim_cur, rlim_t(Int32.max))))
 }
 
 /// Compares two secrets in time that depends on their length only.

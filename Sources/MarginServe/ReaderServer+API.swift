@@ -91,7 +91,7 @@ extension ReaderServer {
     // MARK: Handlers
 
     private func books(_ request: Request) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = request.query
         var filter = BookFilter(folder: query.get("folder"), tag: query.get("tag"))
         if let sort = query.get("sort") {
             guard let parsed = BookSort(rawValue: sort) else {
@@ -106,7 +106,7 @@ extension ReaderServer {
     }
 
     private func search(_ request: Request, _ context: ReaderContext) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = request.query
         guard let text = query.get("q"), !text.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw MarginError.invalidArgument("say what to search for: /api/search?q=…")
         }
@@ -126,7 +126,7 @@ extension ReaderServer {
     {
         let book = try await book(context)
         let number = try page(context)
-        let dpiText = request.uri.queryParameters.get("dpi")
+        let dpiText = request.query.get("dpi")
         let dpi =
             try dpiText.map { text -> Double in
                 guard let value = Double(text), value.isFinite else {
@@ -158,7 +158,7 @@ extension ReaderServer {
 
     private func export(_ request: Request, _ context: ReaderContext) async throws -> Response {
         let book = try await book(context)
-        let name = request.uri.queryParameters.get("format") ?? "markdown"
+        let name = request.query.get("format") ?? "markdown"
         guard let format = ExportFormat(rawValue: name) else {
             throw MarginError.invalidArgument(
                 "format must be one of \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", "))")

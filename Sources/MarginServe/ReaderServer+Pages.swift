@@ -18,7 +18,7 @@ extension ReaderServer {
     // MARK: /
 
     private func libraryPage(_ request: Request, _ context: ReaderContext) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = request.query
         let q = query.get("q") ?? ""
         let folder = nonEmptyParameter(query.get("folder"))
         let tag = nonEmptyParameter(query.get("tag"))

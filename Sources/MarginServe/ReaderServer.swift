@@ -40,8 +40,11 @@ public struct ReaderServer: Sendable {
         self.init(library: library, settings: ServeSettings(token: token))
     }
 
+    /// Every route of the reader and the API, HEAD answered wherever GET is.
+    public func router() -> ReaderRouter { ReaderRouter(router: routes()) }
+
     /// Every route of the reader and the API.
-    public func router() -> Router<ReaderContext> {
+    func routes() -> Router<ReaderContext> {
         let router = Router(context: ReaderContext.self)
         router.middlewares.add(DefenceHeadersMiddleware())
         router.middlewares.add(JSONErrorMiddleware())
@@ -85,7 +88,7 @@ public struct ReaderServer: Sendable {
 
     private func addLogin(to router: Router<ReaderContext>) {
         router.get("/login") { request, _ -> Response in
-            guard let token, let given = request.uri.queryParameters.get("token"), sameSecret(given, token) else {
+            guard let token, let given = request.query.get("token"), sameSecret(given, token) else {
                 throw HTTPError(.unauthorized, message: "a wrong or missing token")
             }
             var headers = HTTPFields()
@@ -166,6 +169,11 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let (status, message) = Self.describe(error)
+            // The pages a person reads get a page; the API and scripts get JSON.
+            let path = request.uri.path
+            if !path.hasPrefix("/api/") && path != "/api" && path != "/login" && path != "/static" {
+                return errorPage(status: status, message: message)
+            }
             return try jsonResponse(["error": message], status: status)
         }
     }
@@ -219,6 +227,49 @@ struct JSONErrorMiddleware: RouterMiddleware {
         @unknown default: return "not the expected shape"
         }
     }
+}
+
+/// The reader's router, answering HEAD wherever it answers GET (RFC 9110): the GET's status
+/// and headers, without its body.
+public struct ReaderRouter: HTTPResponderBuilder {
+    let router: Router<ReaderContext>
+
+    public func buildResponder() -> some HTTPResponder<ReaderContext> {
+        HeadResponder(inner: router.buildResponder())
+    }
+}
+
+struct HeadResponder<Inner: HTTPResponder<ReaderContext>>: HTTPResponder {
+    let inner: Inner
+
+    func respond(to request: Request, context: ReaderContext) async throws -> Response {
+        guard request.method == .head else { return try await inner.respond(to: request, context: context) }
+        var head = request.head
+        head.method = .get
+        let response = try await inner.respond(to: Request(head: head, body: request.body), context: context)
+        var headers = response.headers
+        if let length = response.body.contentLength { headers[.contentLength] = String(length) }
+        return Response(status: response.status, headers: headers, body: .init())
+    }
+}
+
+/// An error as a page of the reader (for the routes a person reads).
+func errorPage(status: HTTPResponse.Status, message: String) -> Response {
+    let document = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(status.code) \(html(status.reasonPhrase)) — Margin</title>
+        <link rel="icon" href="data:,">
+        <link rel="stylesheet" href="/static/reader.css">
+        </head><body><header class="bar"><h1><a href="/">Margin</a></h1></header>
+        <main class="error-page"><h2>\(status.code) \(html(status.reasonPhrase))</h2>
+        <p class="error">\(html(message))</p><p><a href="/">Back to the library</a></p></main></body></html>
+        """
+    var headers = HTTPFields()
+    headers[.contentType] = "text/html; charset=utf-8"
+    headers[.cacheControl] = "no-store"
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: document)))
 }
 
 /// The CLI's JSON (keys sorted, slashes plain) as a response.

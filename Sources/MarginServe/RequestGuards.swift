@@ -152,6 +152,13 @@ struct HostGuardMiddleware: RouterMiddleware {
 }
 
 extension Request {
+    /// The query string decoded as browsers encode it: an HTML form (GET) sends
+    /// `application/x-www-form-urlencoded`, where `+` is a space (a literal plus comes as %2B).
+    var query: Parameters {
+        guard let raw = uri.query, raw.contains("+") else { return uri.queryParameters }
+        return type(of: uri).init(uri.path + "?" + raw.replacingOccurrences(of: "+", with: "%20")).queryParameters
+    }
+
     /// The name and port the request was sent to: HTTP/1's `Host` (which HTTPTypes keeps as the
     /// authority), or the header itself where a client put it among the fields.
     var host: String? { headers[FieldName("Host")!] ?? head.authority }

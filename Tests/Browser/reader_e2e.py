@@ -200,6 +200,15 @@ try:
     report["after_arrow"] = attribute("#reader", "data-page-number")
     report["console_errors"] = driver.console_errors()
     report["page_errors"] = attribute("#reader", "data-errors")
+    # The library's search box, typed into and submitted as a person does: the browser encodes
+    # the space as '+' (an HTML form's encoding).
+    driver.get(f"{url}/")
+    box = wait(lambda: driver.finds("form.search input[name=q]"), "the library's search box")[0]
+    box.click()
+    box.send_keys("inverted index" + ENTER)
+    wait(lambda: "q=" in driver.url(), "the search's page")
+    report["form_url"] = driver.url()
+    report["form_hits"] = len(wait(lambda: driver.finds(".hits .book-hits li") or None, "the library's hits"))
 finally:
     driver.quit()
 print(json.dumps(report))

@@ -419,6 +419,9 @@ final class Answers: @unchecked Sendable {
         #expect(report["after_arrow"] as? String == "2")
         #expect(report["page_errors"] is NSNull, "no script errors: \(report)")
         if browser == "chromium" { #expect((report["console_errors"] as? [String]) == [], "no console errors") }
+        // A query with a space, submitted by the browser from the library's form, finds its page.
+        #expect((report["form_url"] as? String)?.contains("q=inverted+index") == true, "\(report)")
+        #expect(report["form_hits"] as? Int == 1, "\(report)")
         #expect(FileManager.default.fileExists(atPath: screenshot))
 
         let highlights = try #require(try box.ok("highlight", "list", "--json").json() as? [[String: Any]])

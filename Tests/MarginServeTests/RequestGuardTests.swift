@@ -185,3 +185,72 @@ import Testing
         #expect(throws: MarginError.self) { try resolvesToLoopbackOnly("127.lan.invalid") }
     }
 }
+
+/// HTTP as browsers and clients speak it: form-encoded queries, HEAD, error pages for people.
+@Suite struct ReaderHTTPTests {
+    @Test func aPlusInAQueryIsASpaceAsHTMLFormsSendIt() async throws {
+        let served = try await ServedLibrary("sample.pdf", "second.pdf")
+        var changes = BookChanges()
+        changes.addTags = ["field work"]
+        _ = try await served.library.edit(try await served.library.resolve("2"), changes)
+        try await served.app().test(.router) { client in
+            try await client.execute(uri: "/api/search?q=inverted+index", method: .get) { response in
+                #expect(response.array.map { $0["page"] as? Int } == [2], "\(response.array)")
+            }
+            try await client.execute(uri: "/api/search?q=%2B", method: .get) { response in
+                #expect(response.status == .badRequest || response.status == .ok, "a literal plus stays a plus")
+            }
+            try await client.execute(uri: "/?q=inverted+index", method: .get) { response in
+                #expect(String(buffer: response.body).contains("Pages matching “inverted index”"))
+                #expect(String(buffer: response.body).contains("/books/1/pages/2"))
+            }
+            try await client.execute(uri: "/api/books?tag=field+work", method: .get) { response in
+                #expect(response.array.map { $0["id"] as? Int } == [2], "\(response.array)")
+            }
+            try await client.execute(uri: "/?tag=field+work", method: .get) { response in
+                let page = String(buffer: response.body)
+                #expect(page.contains("Field Notes") && !page.contains(">A Sample Paper<"))
+            }
+        }
+    }
+
+    @Test func headIsAnsweredWhereverGetIs() async throws {
+        let served = try await ServedLibrary("sample.pdf")
+        try await served.app().test(.router) { client in
+            for uri in [
+                "/", "/books/1", "/books/1/pages/2", "/api/books", "/api/books/1", "/api/books/1/pages/1.png?dpi=20",
+                "/static/reader.js", "/api/books/1/export?format=markdown",
+            ] {
+                var length = 0
+                try await client.execute(uri: uri, method: .get) { length = $0.body.readableBytes }
+                try await client.execute(uri: uri, method: .head) { response in
+                    #expect(response.status == .ok, "HEAD \(uri)")
+                    #expect(response.body.readableBytes == 0)
+                    #expect(response.headers[.contentLength] == String(length), "HEAD \(uri)")
+                }
+            }
+            try await client.execute(uri: "/books/99", method: .head) { #expect($0.status == .notFound) }
+        }
+    }
+
+    @Test func htmlRoutesAnswerErrorsAsPagesAndTheAPIAsJSON() async throws {
+        let served = try await ServedLibrary("sample.pdf")
+        try await served.app().test(.router) { client in
+            for (uri, status) in [
+                ("/books/999", HTTPResponse.Status.notFound), ("/books/1/pages/99", .notFound), ("/nope", .notFound),
+                ("/books/x/pages/y", .notFound),
+            ] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == status, "\(uri)")
+                    #expect(response.headers[.contentType]?.hasPrefix("text/html") == true, "\(uri)")
+                    let page = String(buffer: response.body)
+                    #expect(page.contains("<!doctype html>") && page.contains("Back to the library"), "\(uri)")
+                }
+            }
+            try await client.execute(uri: "/api/books/999", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+            }
+        }
+    }
+}

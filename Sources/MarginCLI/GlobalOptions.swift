@@ -28,9 +28,11 @@ struct GlobalOptions: ParsableArguments {
     /// closing SQLite connections checkpoints the WAL and syncs the disk, which would cost every
     /// read-only command several milliseconds; an exit without closing is as safe as a crash,
     /// which SQLite's WAL recovers from.
-    func openLibrary() throws -> Library {
+    /// Opens the library (`creating` marks the commands that make one where there is none).
+    func openLibrary(creating: Bool = false) throws -> Library {
+        let paths = try LibraryPaths.resolve(library: library, environment: environmentVariables)
         let library = try Library(
-            paths: LibraryPaths.resolve(library: library, environment: environmentVariables),
+            paths: paths,
             configuration: Settings.configuration,
             downloader: Services.current.downloader?(Settings.configuration) ?? NoDownloader()
         ) { [allUsers] location in

@@ -40,6 +40,8 @@ public func isDiskFull(at path: String) -> Bool {
     var info = statvfs()
     let folder = (path as NSString).deletingLastPathComponent
     guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
+    // A file system of no blocks (/proc, /sys) is not full: it refuses files for its own reasons.
+    guard info.f_blocks > 0, info.f_flag & UInt(ST_RDONLY) == 0 else { return false }
     return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 * 1024
 }
 

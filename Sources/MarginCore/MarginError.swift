@@ -41,6 +41,8 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case popplerLimit(String)
     /// Work that has a time limit (a search in the server) ran past it.
     case timeLimit(String)
+    /// A command that only reads, on a folder that holds no library.
+    case noLibrary(folder: String)
 
     // Cache
     case notCached(title: String, reason: String)
@@ -141,6 +143,10 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "'\(title)' is not cached and no source could be fetched: \(reason)"
         case .timeLimit(let message):
             return message
+        case .noLibrary(let folder):
+            return
+                "there is no library in \(folder) (a mistyped --library or MARGIN_HOME?); nothing was created there. "
+                + "'margin add PDF' or 'margin import BACKUP' makes one"
         case .corruptStoredFile(let sha256, let found, let title):
             let what = title.map { "the PDF of '\($0)'" } ?? "the stored file \(sha256.prefix(12))"
             return "\(what) in the library does not match its SHA-256 (expected \(sha256.prefix(12))…, "

@@ -37,7 +37,8 @@ import Testing
         let box = try library()
         let added = try #require(
             try json(
-                box, "highlight", "add", "sample", "--text", "inverted index", "--color", "green", "--note", "key idea")
+                box, "highlight", "add", "sample", "--text", "inverted index", "--occurrence", "1", "--color", "green",
+                "--note", "key idea")
                 as? [[String: Any]])
         let highlight = try #require(added.first)
         #expect(highlight.int("page") == 2, "the first match in the book, with its page")
@@ -60,7 +61,8 @@ import Testing
     @Test func highlightAcrossALineBreakOccurrencesAndAll() throws {
         let box = try library()
         let phrase = try #require(
-            try json(box, "highlight", "add", "mixed", "--text", "quick brown fox") as? [[String: Any]])
+            try json(box, "highlight", "add", "mixed", "--text", "quick brown fox", "--occurrence", "1")
+                as? [[String: Any]])
         #expect(phrase.first?.int("page") == 1)
         #expect((phrase.first?["rects"] as? [[Double]])?.count == 2, "one rect per line")
         #expect(
@@ -74,9 +76,9 @@ import Testing
         #expect(second.count == 1)
         let missing = try box.fails("highlight", "add", "sample", "--text", "Zebra", "--page", "1")
         #expect(missing.stderr.contains("not found on page 1; it occurs on page 3"))
-        let nowhere = try box.fails("highlight", "add", "sample", "--text", "unicorn")
+        let nowhere = try box.fails("highlight", "add", "sample", "--text", "unicorn", "--occurrence", "1")
         #expect(nowhere.stderr.contains("does not occur"))
-        try box.fails("highlight", "add", "sample", "--text", "fox", "--color", "chartreuse-ish")
+        try box.fails("highlight", "add", "sample", "--text", "fox", "--occurrence", "1", "--color", "chartreuse-ish")
         #expect(
             try box.margin.run(["highlight", "add", "sample", "--text", "fox", "--all", "--occurrence", "1"]).status
                 == 64)
@@ -112,7 +114,9 @@ import Testing
         #expect(memo.string("text") == "Indexes are\nwonderful")
         let id = try #require(memo.int("id"))
         try box.ok("memo", "edit", String(id), "Indexes are marvellous")
-        try box.ok("highlight", "add", "mixed", "--text", "pangram", "--note", "a sentence with every letter")
+        try box.ok(
+            "highlight", "add", "mixed", "--text", "pangram", "--occurrence", "1", "--note",
+            "a sentence with every letter")
         let hits = try #require(try json(box, "search", "--annotations", "MARVELLOUS") as? [[String: Any]])
         #expect(hits.count == 1)
         #expect(hits.first?.string("kind") == "memo")
@@ -159,7 +163,7 @@ import Testing
 
     @Test func removingABookWithAnnotationsNeedsYes() throws {
         let box = try library()
-        try box.ok("highlight", "add", "sample", "--text", "fox")
+        try box.ok("highlight", "add", "sample", "--text", "fox", "--occurrence", "1")
         let refused = try box.fails("rm", "sample")
         #expect(refused.stderr.contains("1 highlight, 0 memos and 0 bookmarks"))
         #expect(refused.stderr.contains("--yes"))
@@ -173,7 +177,9 @@ import Testing
     @Test func renderDrawsHighlightsAndBookmarks() throws {
         let box = try library()
         let added = try #require(
-            try json(box, "highlight", "add", "sample", "--text", "Readers have always", "--color", "blue")
+            try json(
+                box, "highlight", "add", "sample", "--text", "Readers have always", "--occurrence", "1", "--color",
+                "blue")
                 as? [[String: Any]])
         let rect = try #require((added.first?["rects"] as? [[Double]])?.first)
         try box.ok("bookmark", "add", "sample", "1")

@@ -49,7 +49,10 @@ import Testing
             ["search", "Fox", "--case-sensitive"], ["search", "colou?r|zebra", "--regex"],
             ["search", "in", "--whole-word"], ["search", "herons", "--book", "2"], ["search", "fox", "--limit", "1"],
             ["text", "1", "--pages", "2-3"],
-            ["highlight", "add", "1", "--text", "inverted index", "--note", "key idea", "--color", "green"],
+            [
+                "highlight", "add", "1", "--text", "inverted index", "--occurrence", "1", "--note", "key idea",
+                "--color", "green",
+            ],
             ["highlight", "add", "1", "--text", "quick brown fox", "--all"],
             ["highlight", "edit", "2", "--note", "twice"], ["highlight", "list"], ["highlight", "list", "1"],
             ["highlight", "rm", "3"],
@@ -61,7 +64,8 @@ import Testing
             ["recent"], ["db", "status"], ["db", "check"],
             // What must fail, fails the same way on both.
             ["show", "no such book"], ["render", "1", "--page", "9", "-o", "/tmp/never.png"],
-            ["highlight", "add", "1", "--text", "not on any page at all"], ["memo", "edit", "99", "x"],
+            ["highlight", "add", "1", "--text", "not on any page at all", "--occurrence", "1"],
+            ["memo", "edit", "99", "x"],
             ["add", Fixtures.pdf("truncated.pdf")], ["add", Fixtures.pdf("not-a-pdf.html")],
             ["rm", "1"], ["rm", "3", "--yes"], ["list"], ["bookmark", "rm", "1"], ["db", "status"],
         ]

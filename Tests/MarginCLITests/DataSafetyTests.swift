@@ -104,7 +104,7 @@ func mode(_ path: String) -> Int {
     func aFullDiskFailsWritesAndKeepsTheOldFile() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
-        try box.ok("highlight", "add", "sample", "--text", "fox")
+        try box.ok("highlight", "add", "sample", "--text", "fox", "--occurrence", "1")
         let disk = try #require(SmallDisk(kilobytes: 256))
         let good = disk.path + "/annotated.pdf"
         try box.ok("export", "sample", "--format", "pdf", "-o", good)
@@ -244,7 +244,7 @@ func mode(_ path: String) -> Int {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         try box.ok("add", Fixtures.pdf("second.pdf"))
-        try box.ok("highlight", "add", "sample", "--text", "fox")
+        try box.ok("highlight", "add", "sample", "--text", "fox", "--occurrence", "1")
         try box.ok("memo", "add", "sample", "--page", "1", "a memo")
         let backupFile = box.folder.path + "/backup.json"
         try box.ok("export", "--all", "--format", "json", "-o", backupFile)

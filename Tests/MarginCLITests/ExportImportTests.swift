@@ -8,8 +8,10 @@ import Testing
     func annotated() throws -> Sandbox {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"), "--tag", "golden")
-        try box.ok("highlight", "add", "sample", "--text", "inverted index", "--note", "key idea", "--color", "green")
-        try box.ok("highlight", "add", "sample", "--text", "lazy dog")
+        try box.ok(
+            "highlight", "add", "sample", "--text", "inverted index", "--occurrence", "1", "--note", "key idea",
+            "--color", "green")
+        try box.ok("highlight", "add", "sample", "--text", "lazy dog", "--occurrence", "1")
         try box.ok("memo", "add", "sample", "--page", "3", "Rendering notes")
         try box.ok("memo", "add", "sample", "About the whole book")
         try box.ok("bookmark", "add", "sample", "2", "--label", "search")
@@ -159,7 +161,8 @@ import Testing
             "two words\n# injected")
         let nasty = "=HYPERLINK(\"http://x\")\n# heading?\n- list?\n| table |\tטקסט עברי 🎉, \"quotes\""
         try box.ok("memo", "add", "1", "--page", "1", nasty)
-        try box.ok("highlight", "add", "1", "--text", "lazy dog", "--note", "+1, @mention\r\nsecond line")
+        try box.ok(
+            "highlight", "add", "1", "--text", "lazy dog", "--occurrence", "1", "--note", "+1, @mention\r\nsecond line")
         // CSV: parses back to the same cells, formulas neutralised.
         let csv = try box.ok("export", "1", "--format", "csv").stdout
         let rows = parseCSV(csv)

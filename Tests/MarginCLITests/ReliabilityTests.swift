@@ -170,7 +170,7 @@ func killed(_ box: Sandbox, _ arguments: [String], after delay: Double, cwd: Str
     @Test func libraryExportsAndBackupsAreUserOnly() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
-        try box.ok("highlight", "add", "sample", "--text", "fox")
+        try box.ok("highlight", "add", "sample", "--text", "fox", "--occurrence", "1")
         func mode(_ path: String) -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber)?.intValue ?? -1
         }

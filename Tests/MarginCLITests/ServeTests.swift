@@ -133,7 +133,7 @@ func fetch(
     func pagesOfOtherSitesAndReboundNamesChangeNothingInChromium() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
-        try box.ok("highlight", "add", "1", "--text", "quick brown fox", "--note", "mine")
+        try box.ok("highlight", "add", "1", "--text", "quick brown fox", "--occurrence", "1", "--note", "mine")
         try box.ok("bookmark", "add", "1", "1", "--label", "mine")
         try box.ok("memo", "add", "1", "--page", "1", "mine")
         let before = try box.ok("annotations", "1", "--json").stdout

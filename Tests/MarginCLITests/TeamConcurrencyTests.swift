@@ -50,7 +50,8 @@ import Testing
                 }
                 for (round, phrase) in Self.phrases.enumerated() {
                     _ = run([
-                        "highlight", "add", String(books[1]), "--text", phrase, round == 0 ? "--shared" : "--private",
+                        "highlight", "add", String(books[1]), "--text", phrase, "--occurrence", "1",
+                        round == 0 ? "--shared" : "--private",
                     ])
                     _ = run(["memo", "add", String(books[round % 3]), "memo \(round) of \(role)"])
                     _ = run(["bookmark", "add", String(books[0]), String(round + 1)])

@@ -63,7 +63,8 @@ import Testing
         let original = Sandbox()
         try original.ok("add", "-q", Fixtures.pdf("sample.pdf"), "--tag", "reading")
         try original.ok("add", "-q", Fixtures.pdf("second.pdf"))
-        try original.ok("highlight", "add", "1", "--text", "inverted index", "--note", "the core idea")
+        try original.ok(
+            "highlight", "add", "1", "--text", "inverted index", "--occurrence", "1", "--note", "the core idea")
         try original.ok("memo", "add", "2", "--page", "1", "herons!")
         try original.ok("bookmark", "add", "1", "3", "--label", "rendering")
         func export(_ box: Sandbox, _ environment: [String: String] = [:]) throws -> String {

@@ -56,13 +56,17 @@ import Testing
         let team = try Team()
         try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
         let secret = try #require(
-            try team.alice("highlight", "add", "1", "--text", "inverted index", "--note", "mine", "--json").json()
+            try team.alice(
+                "highlight", "add", "1", "--text", "inverted index", "--occurrence", "1", "--note", "mine", "--json"
+            ).json()
                 as? [[String: Any]]
         ).first
         let secretID = try #require(secret?["id"] as? Int)
         #expect(secret?["author"] as? String == team.alice && secret?["shared"] as? Bool == false)
         let open = try #require(
-            try team.alice("highlight", "add", "1", "--text", "quick brown fox", "--shared", "--json").json()
+            try team.alice(
+                "highlight", "add", "1", "--text", "quick brown fox", "--occurrence", "1", "--shared", "--json"
+            ).json()
                 as? [[String: Any]]
         ).first
         let openID = try #require(open?["id"] as? Int)
@@ -123,7 +127,7 @@ import Testing
         try team.alice("highlight", "edit", String(secretID), "--private")
         #expect(try #require(try team.bob("highlight", "list", "--all-users", "--json").json() as? [Any]).count == 1)
         // Bob's own highlight on the same text is his, private.
-        try team.bob("highlight", "add", "1", "--text", "inverted index")
+        try team.bob("highlight", "add", "1", "--text", "inverted index", "--occurrence", "1")
         #expect(
             try TestCluster.psql(team.admin, "SELECT count(*) FROM margin.highlight WHERE owner = '\(team.bob)'") == "1"
         )
@@ -136,7 +140,7 @@ import Testing
     func aMemberCannotRewriteWhatTheTeamReadsThroughPsql() throws {
         let team = try Team()
         try team.alice("add", "-q", Fixtures.pdf("sample.pdf"), "--tag", "shared")
-        try team.alice("highlight", "add", "1", "--text", "quick brown fox", "--shared")
+        try team.alice("highlight", "add", "1", "--text", "quick brown fox", "--occurrence", "1", "--shared")
         try team.alice("bookmark", "add", "1", "2")
         try team.alice("memo", "add", "1", "--page", "1", "alice's memo")
         try team.bob("add", "-q", Fixtures.pdf("sample.pdf"), "--tag", "mine-too")
@@ -190,7 +194,7 @@ import Testing
         #expect(try team.bobFails("edit", "1", "--title", "forged").stderr.contains("\(team.alice) (who added it)"))
         #expect(try team.bobFails("reindex", "1").stderr.contains("\(team.alice) (who added it)"))
         // Bob's own shared highlight can't carry a colour another member's import would refuse.
-        try team.bob("highlight", "add", "1", "--text", "inverted index", "--shared")
+        try team.bob("highlight", "add", "1", "--text", "inverted index", "--occurrence", "1", "--shared")
         #expect(throws: (any Error).self) {
             try TestCluster.psql(asBob, "UPDATE margin.highlight SET color = 'url(https://attacker.test/)'")
         }

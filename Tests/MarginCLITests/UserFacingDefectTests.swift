@@ -32,7 +32,7 @@ final class ReadOnlyMount {
     func aReadOnlyLibraryCanBeRead() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
-        try box.ok("highlight", "add", "sample", "--text", "fox")
+        try box.ok("highlight", "add", "sample", "--text", "fox", "--occurrence", "1")
         let before = try box.snapshot()
         let mount = try #require(ReadOnlyMount(box.home))
         let elsewhere = TemporaryFolder()

@@ -12,9 +12,9 @@ import Testing
         let server = try TestHTTPServer(routes: ["/paper.pdf": .validated(original, etag: "\"one\"")])
         let box = Sandbox()
         try box.ok("add", server.url("/paper.pdf"))
-        try box.ok("highlight", "add", "sample", "--text", "inverted index", "--note", "moves")
+        try box.ok("highlight", "add", "sample", "--text", "inverted index", "--occurrence", "1", "--note", "moves")
         try box.ok("highlight", "add", "sample", "--text", "quick brown", "--page", "2")
-        try box.ok("highlight", "add", "sample", "--text", "Zebra crossings")
+        try box.ok("highlight", "add", "sample", "--text", "Zebra crossings", "--occurrence", "1")
         server.setRoute(
             "/paper.pdf", .validated(revised, etag: "\"two\"", lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
         return (box, server)

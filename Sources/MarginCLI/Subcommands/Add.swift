@@ -65,7 +65,7 @@ extension Margin {
         }
 
         func run() async throws {
-            let library = try global.openLibrary()
+            let library = try global.openLibrary(creating: true)
             var options = AddOptions(
                 title: title, author: author, folder: folder, tags: tags, password: try secret.read(),
                 maxSize: limits.maxSize.bytes, timeout: limits.timeout)

@@ -73,7 +73,7 @@ extension Margin {
                 let source = try global.openLibrary()
                 var target = global
                 target.library = to
-                let destination = try target.openLibrary()
+                let destination = try target.openLibrary(creating: true)
                 guard destination.database.path != source.database.path || destination.paths != source.paths else {
                     throw MarginError.invalidArgument("--to names the library being copied")
                 }
@@ -99,15 +99,15 @@ extension Margin {
                     For a team library on PostgreSQL (--library postgres://USER@HOST[:PORT]/DB or \
                     $MARGIN_LIBRARY): creates the schema 'margin' and its tables, or applies the \
                     migrations it lacks, each in one transaction; a schema newer than this margin is \
-                    refused untouched. A folder library is created and upgraded the same way when \
-                    any command opens it.
+                    refused untouched. A folder library is created the same way by add or import, \
+                    and upgraded when any command opens it.
                     """
             ).ofMargin
 
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let library = try global.openLibrary()
+                let library = try global.openLibrary(creating: true)
                 let schema = try library.database.schemaStatus()
                 if global.json { return try Console.json(schema) }
                 Console.out(

@@ -175,7 +175,7 @@ extension Margin {
                 data = try Data(contentsOf: URL(fileURLWithPath: file))
             }
             let backup = try Library.parseBackup(data, name: file == "-" ? "stdin" : file)
-            let library = try global.openLibrary()
+            let library = try global.openLibrary(creating: !dryRun)
             let report = try await library.importBackup(backup, dryRun: dryRun)
             if global.json { return try Console.json(report) }
             let total = report.total

@@ -27,7 +27,7 @@ extension Margin {
         @Option(help: "Order: added, title, author or opened (most recent first).")
         var sort: BookSort = .added
 
-        @Option(help: ArgumentHelp("At most N books.", valueName: "N"))
+        @Option(help: ArgumentHelp("At most N books (0 for all, as search --limit).", valueName: "N"))
         var limit: Int?
 
         @Option(help: ArgumentHelp("Skip the first N books (for paging).", valueName: "N"))
@@ -43,13 +43,13 @@ extension Margin {
         func run() async throws {
             let library = try global.openLibrary()
             let books = try await library.list(
-                BookFilter(folder: folder, tag: tag, sort: sort, limit: limit, offset: offset, files: global.json))
+                BookFilter(
+                    folder: folder, tag: tag, sort: sort, limit: limit == 0 ? nil : limit, offset: offset,
+                    files: global.json))
             if global.json { return Console.json(books) }
             if books.isEmpty {
                 if folder != nil || tag != nil {
                     global.note("no books match")
-                } else if limit == 0 {
-                    global.note("--limit 0 shows no books")
                 } else if (offset ?? 0) > 0, case let total = try await library.list().count, total > 0 {
                     global.note(
                         "no books after the first \(offset ?? 0): the library has \(total) book\(total == 1 ? "" : "s")"

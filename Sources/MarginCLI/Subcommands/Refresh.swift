@@ -74,16 +74,19 @@ extension Margin {
                 if global.json {
                     return try Console.json(library.versionViews(versions, of: selected))
                 }
-                Console.table(
-                    ["SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""],
-                    versions.map {
-                        [
-                            String($0.sha256.prefix(12)), String($0.pages), formatBytes($0.bytes),
-                            shortDate($0.addedAt), Console.cell($0.source.map(redactedURL), width: 40),
-                            ($0.sha256 == selected.sha256 ? "current" : "")
-                                + (library.blobs.contains($0.sha256) ? "" : " (not cached)"),
-                        ]
-                    })
+                // "#" is the number 'margin book use BOOK N' takes (1 = oldest).
+                var rows = [[String]]()
+                for (index, version) in versions.enumerated() {
+                    let state =
+                        (version.sha256 == selected.sha256 ? "current" : "")
+                        + (library.blobs.contains(version.sha256) ? "" : " (not cached)")
+                    rows.append([
+                        String(index + 1), String(version.sha256.prefix(12)), String(version.pages),
+                        formatBytes(version.bytes), shortDate(version.addedAt),
+                        Console.cell(version.source.map(redactedURL), width: 40), state,
+                    ])
+                }
+                Console.table(["#", "SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""], rows)
             }
         }
     }

@@ -62,6 +62,10 @@ public final class AtomicFiles {
             try? FileManager.default.removeItem(atPath: temporary)
             // Writers report a full disk in their own words ("error while writing to output stream").
             if isDiskFull(at: temporary) { throw MarginError.io("cannot write \(path): the disk is full") }
+            // Say what the system said, of the file asked for (not of the temporary beside it).
+            if case MarginError.io(let message) = error, message.contains(temporary) {
+                throw MarginError.io(message.replacingOccurrences(of: temporary, with: path))
+            }
             throw error
         }
         staged.append((temporary, target))

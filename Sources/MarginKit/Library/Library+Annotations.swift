@@ -115,6 +115,11 @@ extension Library {
         // Pages whose stored text holds the words, as the index finds them (each is then located
         // with its character boxes); a given page is looked at whatever its text says.
         let occursOn = try await pages(of: current, holding: folded)
+        let ambiguous = request.page == nil && request.occurrence == nil && !request.all
+        if ambiguous, occursOn.count > 1 {
+            // Not the first of hundreds in silence: say where, and how to choose.
+            throw MarginError.invalidArgument(ambiguity(needle, pages: occursOn.map(\.number), times: nil))
+        }
         let candidates =
             try await request.page.asyncMap { number in try await pageTexts(of: current, numbers: [number]) }
             ?? occursOn
@@ -130,7 +135,10 @@ extension Library {
                 }
             }
             found += located.map { (stored.number, $0) }
-            if !request.all, request.occurrence == nil, !found.isEmpty { break }
+            if !request.all, request.occurrence == nil, !ambiguous, !found.isEmpty { break }
+        }
+        if ambiguous, found.count > 1 {
+            throw MarginError.invalidArgument(ambiguity(needle, pages: [found[0].page], times: found.count))
         }
         let selected: [(page: Int, occurrence: PageLocator.Occurrence)]
         if request.all {
@@ -330,6 +338,14 @@ func checkNoteSize(_ text: String, what: String, at place: String? = nil) throws
             "\(prefix)\(what) of \(formatBytes(Int64(size))) is more than the \(formatBytes(Int64(maxNoteBytes))) one may hold"
         )
     }
+}
+
+/// Where a text to highlight occurs more than once, and how to choose.
+private func ambiguity(_ needle: String, pages: [Int], times: Int?) -> String {
+    let shown = pages.prefix(8).map(String.init).joined(separator: ", ") + (pages.count > 8 ? ", …" : "")
+    let place =
+        times.map { "\($0) times on page \(pages[0])" } ?? "on \(pages.count) pages (\(shown))"
+    return "'\(needle)' occurs \(place): say which with --page N, --occurrence K or --all"
 }
 
 /// Refuses text holding a NUL character: what is stored is what was sent, and a NUL would cut

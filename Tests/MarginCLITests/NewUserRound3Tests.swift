@@ -1,0 +1,39 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Defects a new user met (round 3), each tested as that user would meet it.
+@Suite struct NewUserRound3Tests {
+    @Test func aTextThatOccursMoreThanOnceIsNotHighlightedInSilence() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let many = try box.fails("highlight", "add", "1", "--text", "e")
+        #expect(
+            many.stderr.contains("'e' occurs on 3 pages (1, 2, 3)") && many.stderr.contains("--occurrence"), "\(many)")
+        let onOnePage = try box.fails("highlight", "add", "1", "--text", "the", "--json")
+        #expect(onOnePage.stderr.contains("occurs") && onOnePage.stderr.contains("--page"), "\(onOnePage)")
+        #expect((try box.ok("highlight", "list", "--json").json() as? [Any])?.isEmpty == true, "nothing highlighted")
+        // Said which: done.
+        try box.ok("highlight", "add", "1", "--text", "e", "--page", "2", "--occurrence", "1")
+        #expect(try #require(try box.ok("highlight", "list", "--json").json() as? [Any]).count == 1)
+    }
+
+    @Test func versionsAreNumberedAsBookUseTakesThem() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let table = try box.ok("book", "versions", "1").stdout.split(separator: "\n")
+        #expect(table.first?.hasPrefix("#") == true, "\(table)")
+        #expect(table.dropFirst().first?.hasPrefix("1 ") == true, "\(table)")
+        #expect(try box.fails("book", "use", "1", "1").stderr.contains("already the one"), "version 1 is that one")
+    }
+
+    @Test func aPlaceThatRefusesAFileIsNamedWithTheSystemsReason() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let proc = try box.fails("export", "1", "--format", "json", "-o", "/proc/margin-test.json")
+        #expect(!proc.stderr.contains("disk is full"), "\(proc)")
+        #expect(proc.stderr.contains("cannot write /proc/margin-test.json: "), "\(proc)")
+        let missing = try box.fails("export", "1", "--format", "json", "-o", "/nonexistent-folder/x.json")
+        #expect(missing.stderr.contains("does not exist"), "\(missing)")
+    }
+}

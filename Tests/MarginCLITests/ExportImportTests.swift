@@ -171,7 +171,7 @@ import Testing
         let memoRow = try #require(rows.first { $0.contains("memo") })
         #expect(memoRow.contains("'" + nasty), "a formula is neutralised and the text kept")
         let highlightRow = try #require(rows.first { $0.contains("highlight") })
-        #expect(highlightRow.contains("'+1, @mention\r\nsecond line"))
+        #expect(highlightRow.contains("'+1, @mention\nsecond line"), "CRLF is stored as LF")
         // Markdown: user text never starts a heading, list or table of its own.
         let markdown = try box.ok("export", "1", "--format", "markdown").stdout
         let headings = markdown.split(separator: "\n").filter { $0.hasPrefix("#") }
@@ -185,7 +185,7 @@ import Testing
         let json = try box.ok("export", "1", "--format", "json").stdout
         let entry = try #require(try books(json).first)
         #expect((entry["memos"] as? [[String: Any]])?.first?.string("text") == nasty)
-        #expect(entry.string("title") == "Evil, \"quoted\"\nTitle # not a heading")
+        #expect(entry.string("title") == "Evil, \"quoted\" Title # not a heading", "a title is one line")
         #expect(entry["tags"] as? [String] == ["two words # injected"], "a line break in a tag becomes a space")
     }
 

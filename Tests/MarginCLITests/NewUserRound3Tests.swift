@@ -37,3 +37,30 @@ import Testing
         #expect(missing.stderr.contains("does not exist"), "\(missing)")
     }
 }
+
+@Suite struct LineEndTests {
+    @Test func memosAndNotesKeepUnixLineEndsAndTitlesAreOneLine() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("memo", "add", "1", "first line\r\nsecond line\rthird")
+        let memos = try #require(try box.ok("memo", "list", "--json").json() as? [[String: Any]])
+        #expect(memos.first?["text"] as? String == "first line\nsecond line\nthird")
+        try box.ok("highlight", "add", "1", "--text", "quick brown fox", "--occurrence", "1", "--note", "a\r\nb")
+        let highlights = try #require(try box.ok("highlight", "list", "--json").json() as? [[String: Any]])
+        #expect(highlights.first?["note"] as? String == "a\nb")
+        try box.ok("edit", "1", "--title", "A title\nwith a break\tand a tab")
+        let book = try #require(try box.ok("show", "1", "--json").json() as? [String: Any])
+        #expect(book["title"] as? String == "A title with a break and a tab")
+        // A backup holding CRLF memos comes in with LF.
+        let backup = box.folder.path + "/b.json"
+        try box.ok("export", "--all", "--format", "json", "-o", backup)
+        let text = try String(contentsOfFile: backup, encoding: .utf8)
+        let crlf = box.folder.path + "/crlf.json"
+        try text.replacingOccurrences(of: "first line\\nsecond line\\nthird", with: "one\\r\\ntwo").write(
+            toFile: crlf, atomically: true, encoding: .utf8)
+        let other = Sandbox()
+        try other.ok("import", crlf)
+        let imported = try #require(try other.ok("memo", "list", "--json").json() as? [[String: Any]])
+        #expect(imported.first?["text"] as? String == "one\ntwo", "\(imported)")
+    }
+}

@@ -71,3 +71,27 @@ extension Unicode.Scalar {
     /// White space as Foundation's `.whitespacesAndNewlines` has it.
     public var isWhitespace: Bool { properties.isWhitespace || value == 0x200B }
 }
+
+/// Text typed or imported, with its line ends as Unix writes them: CRLF and lone CR become LF.
+public func normalizedLineEnds(_ text: String) -> String {
+    guard text.utf8.contains(0x0D) else { return text }
+    return text.replacingAll("\r\n", with: "\n").replacingAll("\r", with: "\n")
+}
+
+/// A one-line field (a title, an author): line breaks, tabs and other control characters
+/// become single spaces, runs of them one.
+public func singleLine(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+    var result = ""
+    var lastWasSpace = false
+    for scalar in text.unicodeScalars {
+        let blank = scalar.properties.generalCategory == .control || scalar == " "
+        if blank {
+            if !lastWasSpace { result.unicodeScalars.append(" ") }
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+        lastWasSpace = blank
+    }
+    return result.trimmingWhitespace()
+}

@@ -104,11 +104,12 @@ extension Library {
         }
         guard entry.bytes >= 1 else { throw MarginError.invalidBackup("\(place).bytes: must be at least 1") }
         var book = Book(
-            sha256: sha, title: entry.title, author: entry.author, pages: entry.pages, bytes: entry.bytes,
-            folder: normalizedFolder(entry.folder))
+            sha256: sha, title: singleLine(entry.title), author: entry.author.map(singleLine), pages: entry.pages,
+            bytes: entry.bytes, folder: normalizedFolder(entry.folder))
         book.uuid = try uuid(entry.uuid, at: place)
-        if let memo = entry.memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
-        book.memo = entry.memo
+        let memo = entry.memo.map(normalizedLineEnds)
+        if let memo { try checkNoteSize(memo, what: "a memo", at: place + ".memo") }
+        book.memo = memo
         book.doi = entry.doi.flatMap(Identifiers.parseDOI)
         book.arxiv = entry.arxiv.flatMap(Identifiers.parseArxiv)
         book.year = entry.year
@@ -137,7 +138,7 @@ extension Library {
             }
             var highlight = Highlight(
                 bookId: 0, page: e.page, text: e.text, prefix: e.prefix, suffix: e.suffix, rects: e.rects,
-                color: try HighlightColor.parse(e.color), note: e.note, author: e.author)
+                color: try HighlightColor.parse(e.color), note: e.note.map(normalizedLineEnds), author: e.author)
             highlight.orphaned = e.orphaned
             return try stamped(highlight, e.uuid, e.createdAt, e.updatedAt, at: at)
         }
@@ -145,7 +146,8 @@ extension Library {
             let at = "\(place).memos[\(i)]"
             try checkNoteSize(e.text, what: "a memo", at: at + ".text")
             return try stamped(
-                Memo(bookId: 0, page: e.page, text: e.text, author: e.author), e.uuid, e.createdAt, e.updatedAt, at: at)
+                Memo(bookId: 0, page: e.page, text: normalizedLineEnds(e.text), author: e.author), e.uuid, e.createdAt,
+                e.updatedAt, at: at)
         }
         return BackupBook(
             place: place, book: book, sources: entry.sources, tags: normalizedTags(entry.tags), cachedFile: cachedFile,

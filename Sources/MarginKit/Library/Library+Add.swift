@@ -211,6 +211,9 @@ extension Library {
                 book.doi = lookedUp.doi ?? book.doi
                 book.arxiv = lookedUp.arxiv ?? book.arxiv
             }
+            // A title or author is one line, wherever it came from (metadata holds raw newlines).
+            book.title = singleLine(book.title)
+            book.author = book.author.map(singleLine)
             if nonEmpty(options.title) != nil { book.userFields.append("title") }
             if nonEmpty(options.author) != nil { book.userFields.append("author") }
             let source = Source(

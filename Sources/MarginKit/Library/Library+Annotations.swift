@@ -45,6 +45,7 @@ extension Library {
     // MARK: Memos
 
     public func addMemo(_ book: Book, page: Int?, text: String, shared: Bool = false) async throws -> Memo {
+        let text = normalizedLineEnds(text)
         if let page { try checkPage(page, of: book) }
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
@@ -61,6 +62,7 @@ extension Library {
 
     /// Replaces a memo's text and/or makes it shared or private (nil: unchanged).
     public func editMemo(id: Int64, text: String?, shared: Bool? = nil) async throws -> Memo {
+        let text = text.map(normalizedLineEnds)
         if let text {
             guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
             try checkNoteSize(text, what: "a memo")
@@ -84,6 +86,7 @@ extension Library {
     public func editHighlight(id: Int64, note: String?, color: String?, shared: Bool? = nil) async throws
         -> Highlight
     {
+        let note = note.map(normalizedLineEnds)
         if let note { try checkNoteSize(note, what: "a note") }
         let color = try color.map(HighlightColor.parse)
         return try await database.updateHighlight(id: id, now: Date()) { highlight in
@@ -101,6 +104,9 @@ extension Library {
     public func addHighlights(_ book: Book, _ request: HighlightRequest) async throws -> [Highlight] {
         let needle = request.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !needle.isEmpty else { throw MarginError.invalidArgument("the text to highlight is empty") }
+        var normalized = request
+        normalized.note = request.note.map(normalizedLineEnds)
+        let request = normalized
         if let note = request.note { try checkNoteSize(note, what: "a note") }
         if let page = request.page { try checkPage(page, of: book) }
         if let occurrence = request.occurrence, occurrence < 1 {
@@ -143,7 +149,7 @@ extension Library {
         let selected: [(page: Int, occurrence: PageLocator.Occurrence)]
         if request.all {
             selected = found
-        } else if let occurrence = request.occurrence {
+        } else if let occurrence = request.occurrence, !found.isEmpty {
             guard occurrence <= found.count else {
                 let place = request.page.map { "page \($0)" } ?? "the book"
                 throw MarginError.invalidArgument(

@@ -104,6 +104,11 @@ extension Library {
 
     /// Applies `changes` to a book in one transaction.
     public func edit(_ book: Book, _ changes: BookChanges, now: Date = Date()) async throws -> BookInfo {
+        var normalized = changes
+        normalized.title = changes.title.map(singleLine)
+        normalized.author = changes.author.map(singleLine)
+        normalized.memo = changes.memo.map(normalizedLineEnds)
+        let changes = normalized
         if let title = changes.title, nonEmpty(title) == nil {
             throw MarginError.invalidArgument("a title cannot be empty")
         }

@@ -83,6 +83,9 @@ extension Library {
 
     /// Highlights the characters `start..<end` of a page's layout text (what a reader selected).
     public func addHighlight(_ book: Book, _ selection: HighlightSelection) async throws -> Highlight {
+        var normalized = selection
+        normalized.note = selection.note.map(normalizedLineEnds)
+        let selection = normalized
         if let note = selection.note { try checkNoteSize(note, what: "a note") }
         let occurrence: PageLocator.Occurrence = try await withPage(book, selection.page) { page in
             let text = page.readingTextOnly()

@@ -234,15 +234,19 @@ struct JSONErrorMiddleware: RouterMiddleware {
 public struct ReaderRouter: HTTPResponderBuilder {
     let router: Router<ReaderContext>
 
-    public func buildResponder() -> some HTTPResponder<ReaderContext> {
+    // A concrete type, not `some HTTPResponder<ReaderContext>`: Swift 6.3.1's IRGen crashes on
+    // the opaque one in a release build with mangled-name accessors off (build-release.sh).
+    public func buildResponder() -> HeadResponder {
         HeadResponder(inner: router.buildResponder())
     }
 }
 
-struct HeadResponder<Inner: HTTPResponder<ReaderContext>>: HTTPResponder {
-    let inner: Inner
+public struct HeadResponder: HTTPResponder {
+    let inner: RouterResponder<ReaderContext>
 
-    func respond(to request: Request, context: ReaderContext) async throws -> Response {
+    public typealias Context = ReaderContext
+
+    public func respond(to request: Request, context: ReaderContext) async throws -> Response {
         guard request.method == .head else { return try await inner.respond(to: request, context: context) }
         var head = request.head
         head.method = .get

@@ -64,3 +64,27 @@ import Testing
         #expect(imported.first?["text"] as? String == "one\ntwo", "\(imported)")
     }
 }
+
+@Suite struct MetaMessagesTests {
+    @Test func booksWithoutIdentifiersAreNotedNotFailed() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("add", Fixtures.pdf("second.pdf"))
+        let all = try box.margin.run(["meta", "--all", "--lookup"])
+        #expect(all.status == 0, "\(all)")
+        #expect(!all.stderr.contains("error:"), "\(all)")
+        #expect(all.stderr.contains("2 of 2 books have no DOI or arXiv id"), "\(all)")
+        // One book, asked by name: still an error that says what to give.
+        #expect(try box.fails("meta", "1", "--lookup").stderr.contains("give --doi or --arxiv"))
+    }
+
+    @Test func aDryRunShowsWhatWouldChangeWithoutCallingItKept() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let dry = try box.ok("meta", "1", "--title", "Another Title", "--year", "1999", "--dry-run")
+        #expect(dry.stdout.contains("(dry run: nothing changed)"), "\(dry)")
+        #expect(dry.stdout.contains("title: A Sample Paper → Another Title"), "\(dry)")
+        #expect(!dry.stdout.contains("(kept)"), "\(dry)")
+        #expect(try box.ok("show", "1", "--json").json().map { ($0 as? [String: Any])?["title"] as? String } == "A Sample Paper")
+    }
+}

@@ -254,3 +254,33 @@ import Testing
         }
     }
 }
+
+@Suite struct SelectionJoinTests {
+    /// A selection across a hyphenated line end is stored as the CLI stores the same words.
+    @Test func aSelectionAcrossAHyphenatedLineEndIsJoinedAsTheCLIJoinsIt() async throws {
+        let served = try await ServedLibrary("prose.pdf")
+        try await served.app().test(.router) { client in
+            var text = ""
+            try await client.execute(uri: "/api/books/1/pages/1/text", method: .get) { response in
+                text = response.object["text"] as? String ?? ""
+            }
+            let scalars = Array(text.unicodeScalars)
+            let start = try #require(
+                (0..<scalars.count - 4).first { String(String.UnicodeScalarView(scalars[$0..<$0 + 4])) == "com-" })
+            let end = try #require((start..<scalars.count - 4).first {
+                String(String.UnicodeScalarView(scalars[$0..<$0 + 4])) == "uter" }) + 4
+            try await client.execute(
+                uri: "/api/books/1/highlights", method: .post, headers: jsonType,
+                body: jsonBody(["page": 1, "start": start, "end": end])
+            ) { response in
+                #expect(response.status == .created, "\(response.object)")
+                #expect(response.object["text"] as? String == "computer", "\(response.object)")
+            }
+        }
+        var request = HighlightRequest(text: "computer")
+        request.page = 1
+        let other = try await ServedLibrary("prose.pdf")
+        let cli = try await other.library.addHighlights(try await other.library.resolve("1"), request)
+        #expect(cli.first?.text == "computer")
+    }
+}

@@ -138,8 +138,9 @@ extension Margin {
                 Console.out(
                     "pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))"
                 )
+                // "guides" is the table's word; a person reads outlines and page labels.
                 for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
-                    Console.out(padded(name, 11) + String(count))
+                    Console.out(padded(name == "guides" ? "outlines" : name, 11) + String(count))
                 }
             }
         }

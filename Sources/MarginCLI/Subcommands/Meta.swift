@@ -88,11 +88,14 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let sources = MetadataSources(refresh: refresh, lookup: lookup, overwrite: overwrite)
+            var sources = MetadataSources(refresh: refresh, lookup: lookup, overwrite: overwrite)
             if all {
+                sources.skipUnidentified = true
                 var reports = [MetadataReport]()
                 var failures = 0
+                var unidentified = 0
                 for book in try await library.allBooks() {
+                    if lookup, book.doi == nil, book.arxiv == nil, !refresh { unidentified += 1 }
                     do {
                         let report = try await library.updateMetadata(
                             book, edit: edit, sources: sources, dryRun: dryRun)
@@ -104,6 +107,11 @@ extension Margin {
                     }
                 }
                 if global.json { try Console.json(reports) }
+                if unidentified > 0 {
+                    global.note(
+                        "note: \(unidentified) of \(reports.count + failures) books have no DOI or arXiv id and were not "
+                            + "looked up (margin meta BOOK --doi D --lookup gives one)")
+                }
                 if failures > 0 { throw ExitCode(1) }
                 return
             }
@@ -137,10 +145,12 @@ extension Margin {
             Console.out(
                 "\(book.id ?? 0)  \(terminalSafe(book.title))" + (report.dryRun ? " (dry run: nothing changed)" : ""))
             for change in report.changes {
-                let mark = change.applied ? "  " : "  (kept) "
+                // A dry run's changes would be made: only those kept back by a rule say "(kept)".
+                let wouldApply = change.applied || (report.dryRun && change.reason == "dry run")
+                let mark = wouldApply ? "  " : "  (kept) "
                 let line =
                     "\(mark)\(change.field): \(change.from ?? "-") → \(change.to ?? "-")  [\(change.source)]"
-                    + (change.reason.map { change.applied ? "" : "  — \($0)" } ?? "")
+                    + (change.reason.map { wouldApply ? "" : "  — \($0)" } ?? "")
                 Console.out(terminalSafe(line))
             }
         }

@@ -79,10 +79,12 @@ extension Margin {
                 let names =
                     unindexed.prefix(3).map { "'\($0.title)'" }.joined(separator: ", ")
                     + (unindexed.count > 3 ? ", …" : "")
-                let ids = unindexed.compactMap(\.id).map(String.init).joined(separator: " ")
+                // A few by id; many with the command that indexes every book not indexed yet.
+                let ids =
+                    unindexed.count <= 5 ? " " + unindexed.compactMap(\.id).map(String.init).joined(separator: " ") : ""
                 global.note(
                     "note: \(count(unindexed.count, "book")) not searched (\(names)): not indexed yet (search only reads); "
-                        + "'margin reindex \(ids)' indexes \(unindexed.count == 1 ? "it" : "them") (fetching the PDF if needed)"
+                        + "'margin reindex\(ids)' indexes \(unindexed.count == 1 ? "it" : "them") (fetching the PDF if needed)"
                 )
             }
             if results.more {

@@ -96,7 +96,8 @@ extension Library {
                 )
             }
             let locator = PageLocator(number: selection.page, text: text, page: page)
-            guard let found = locator.occurrence(raw: selection.start..<selection.end) else {
+            // A hyphen at a line end is joined as the CLI joins it ("cre-" "ated" is "created").
+            guard let found = locator.occurrence(raw: selection.start..<selection.end, keepHyphens: false) else {
                 throw MarginError.invalidArgument(
                     "characters \(selection.start)..<\(selection.end) of page \(selection.page) have no place on the page (blank, or no text layout)"
                 )

@@ -40,6 +40,9 @@ public struct MetadataSources: Sendable, Equatable {
     public var lookup = false
     /// Let what is found replace what a user typed.
     public var overwrite = false
+    /// A book with no DOI or arXiv id is not looked up, without an error (`meta --all --lookup`:
+    /// having no identifier is normal).
+    public var skipUnidentified = false
 
     public init(refresh: Bool = false, lookup: Bool = false, overwrite: Bool = false) {
         self.refresh = refresh
@@ -148,7 +151,8 @@ extension Library {
         offer("doi", edit.doi, source: "you")
         offer("arxiv", edit.arxiv, source: "you")
         var lookedUp: LookedUp?
-        if sources.lookup {
+        let identified = proposed.doi != nil || proposed.arxiv != nil
+        if sources.lookup, identified || !sources.skipUnidentified {
             // The identifier just typed is the one to look up; else the DOI, then the arXiv id.
             let preferArxiv = edit.arxiv != nil && edit.doi == nil
             guard let found = try await lookUp(doi: preferArxiv ? nil : proposed.doi, arxiv: proposed.arxiv) else {
@@ -195,7 +199,7 @@ extension Library {
                 if let holder = try store.first(Query<Book>().filter(Book.Fields.citationKey == wantedKey)),
                     holder.id != book.id
                 {
-                    throw MarginError.invalidArgument("the citation key '\(wantedKey)' is '\(holder.title)''s already")
+                    throw MarginError.invalidArgument("the citation key '\(wantedKey)' is already the key of '\(holder.title)'")
                 }
                 book.citationKey = wantedKey
             } else if book.citationKey == nil {

@@ -85,6 +85,7 @@ import Testing
         #expect(dry.stdout.contains("(dry run: nothing changed)"), "\(dry)")
         #expect(dry.stdout.contains("title: A Sample Paper → Another Title"), "\(dry)")
         #expect(!dry.stdout.contains("(kept)"), "\(dry)")
-        #expect(try box.ok("show", "1", "--json").json().map { ($0 as? [String: Any])?["title"] as? String } == "A Sample Paper")
+        let book = try box.ok("show", "1", "--json").json() as? [String: Any]
+        #expect(book?["title"] as? String == "A Sample Paper", "nothing changed")
     }
 }

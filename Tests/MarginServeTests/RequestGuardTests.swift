@@ -267,8 +267,11 @@ import Testing
             let scalars = Array(text.unicodeScalars)
             let start = try #require(
                 (0..<scalars.count - 4).first { String(String.UnicodeScalarView(scalars[$0..<$0 + 4])) == "com-" })
-            let end = try #require((start..<scalars.count - 4).first {
-                String(String.UnicodeScalarView(scalars[$0..<$0 + 4])) == "uter" }) + 4
+            let end =
+                try #require(
+                    (start..<scalars.count - 4).first {
+                        String(String.UnicodeScalarView(scalars[$0..<$0 + 4])) == "uter"
+                    }) + 4
             try await client.execute(
                 uri: "/api/books/1/highlights", method: .post, headers: jsonType,
                 body: jsonBody(["page": 1, "start": start, "end": end])

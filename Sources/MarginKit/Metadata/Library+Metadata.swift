@@ -199,7 +199,8 @@ extension Library {
                 if let holder = try store.first(Query<Book>().filter(Book.Fields.citationKey == wantedKey)),
                     holder.id != book.id
                 {
-                    throw MarginError.invalidArgument("the citation key '\(wantedKey)' is already the key of '\(holder.title)'")
+                    throw MarginError.invalidArgument(
+                        "the citation key '\(wantedKey)' is already the key of '\(holder.title)'")
                 }
                 book.citationKey = wantedKey
             } else if book.citationKey == nil {

@@ -127,6 +127,28 @@ func fetch(
     }
 }
 
+/// Runs a script of Tests/Browser with python3: its exit status, stdout, and what it said on
+/// stderr (read on a thread of its own, so neither pipe fills while the other is read).
+func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3"] + arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.start()
+    let errors = Answers()
+    let reader = Thread {
+        errors.set("err", (0, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)))
+    }
+    reader.start()
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while errors.get("err") == nil { usleep(10_000) }
+    return (process.terminationStatus, output, errors.get("err")?.1 ?? "")
+}
+
 /// What any web page, or any process of the machine, could do to a running server.
 @Suite struct ServeAttackTests {
     @Test(.enabled(if: BrowserTests.chromium, "needs chromium, chromium-driver and selenium (make test installs them)"))
@@ -138,20 +160,10 @@ func fetch(
         try box.ok("memo", "add", "1", "--page", "1", "mine")
         let before = try box.ok("annotations", "1", "--json").stdout
         let server = try RunningServer(box)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Fixtures.root + "/Tests/Browser/cross_site_attack.py", server.url, "1", "1"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.start()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (status, output, said) = try runBrowserScript(
+            [Fixtures.root + "/Tests/Browser/cross_site_attack.py", server.url, "1", "1"])
         _ = server.stop()
-        let said = String(decoding: errors, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(said)")
+        #expect(status == 0, "\(said)")
         let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
         // The attack page ran every attempt (forms, beacons, fetches)…
         let crossSite = try #require(report["cross_site"] as? [String: Any], "\(report)")
@@ -393,23 +405,11 @@ final class Answers: @unchecked Sendable {
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         let server = try RunningServer(box)
         let screenshot = box.folder.path + "/reader.png"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", Self.script, browser, server.url, "1", "2", sentence, "zebra", "a note from the browser",
-            screenshot,
-        ]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.start()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (status, output, said) = try runBrowserScript([
+            Self.script, browser, server.url, "1", "2", sentence, "zebra", "a note from the browser", screenshot,
+        ])
         _ = server.stop()
-        let said = String(decoding: errors, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(said)")
+        #expect(status == 0, "\(said)")
         let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
         #expect(report["layer_page"] as? String == "2")
         #expect(report["help_open"] as? Bool == true)

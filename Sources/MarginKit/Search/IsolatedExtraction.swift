@@ -21,15 +21,7 @@ public enum PopplerIsolation {
     /// 4-byte little-endian length and its UTF-8 bytes. An answer: a status byte, 0 for the text
     /// (then each page as a length and its bytes) or 1 for an error (then its message).
     public static func runHelper(_ arguments: [String], configuration: Configuration) -> Int32 {
-        let memoryLimit = configuration.popplerMemoryLimit
-        var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
-        setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
-        // The work is for the parent alone: when it is gone (Ctrl-C, a kill), stop.
-        let parent = getppid()
-        Thread.detachNewThread {
-            while getppid() == parent { usleep(200_000) }
-            _exit(3)
-        }
+        becomeChild(configuration)
         guard arguments.isEmpty else {
             FileHandle.standardError.write(Data("usage: margin \(helperCommand) (requests on stdin)\n".utf8))
             return 2
@@ -57,6 +49,19 @@ public enum PopplerIsolation {
             guard answer.flush(to: 1) else { return 1 }
         }
         return 0
+    }
+
+    /// What a poppler child does first: limit its address space, and end when its parent is gone
+    /// (the work is for the parent alone: Ctrl-C, a kill).
+    static func becomeChild(_ configuration: Configuration) {
+        let memoryLimit = configuration.popplerMemoryLimit
+        var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
+        setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { usleep(200_000) }
+            _exit(3)
+        }
     }
 
     /// Has a child read the text of `path`, and reads the pages back.

@@ -15,14 +15,7 @@ public enum IsolatedRender {
     /// Runs in the child: reads one request on stdin (path, password, page, format, dpi), draws
     /// the page and answers on stdout: 0, the resolution used and the bytes; or 1 and a message.
     public static func runHelper(_ arguments: [String], configuration: Configuration) -> Int32 {
-        let memoryLimit = configuration.popplerMemoryLimit
-        var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
-        setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
-        let parent = getppid()
-        Thread.detachNewThread {
-            while getppid() == parent { usleep(200_000) }
-            _exit(3)
-        }
+        PopplerIsolation.becomeChild(configuration)
         let input = FrameReader(descriptor: 0)
         guard arguments.isEmpty, let path = input.field(), let password = input.field(), let pageField = input.field(),
             let formatField = input.field(), let dpiField = input.field(),

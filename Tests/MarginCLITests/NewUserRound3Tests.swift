@@ -89,3 +89,24 @@ import Testing
         #expect(book?["title"] as? String == "A Sample Paper", "nothing changed")
     }
 }
+
+@Suite struct AnnotationSearchTests {
+    /// The README pairs bookmark labels with `search --annotations`: they are found, and every
+    /// annotation hit names the annotation it is.
+    @Test func bookmarkLabelsAreFoundAndHitsCarryTheirAnnotation() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("bookmark", "add", "1", "2", "--label", "the proof")
+        try box.ok("memo", "add", "1", "--page", "3", "a proof sketch")
+        try box.ok("highlight", "add", "1", "--text", "inverted index", "--occurrence", "1", "--note", "proof here")
+        let hits = try #require(try box.ok("search", "--annotations", "proof", "--json").json() as? [[String: Any]])
+        #expect(Set(hits.compactMap { $0["kind"] as? String }) == ["bookmark", "memo", "highlight"], "\(hits)")
+        let bookmark = try #require(hits.first { $0["kind"] as? String == "bookmark" })
+        #expect(bookmark["annotation"] as? Int == 1 && bookmark["page"] as? Int == 2, "\(bookmark)")
+        #expect(hits.allSatisfy { $0["annotation"] is Int }, "\(hits)")
+        // The id is the one edit takes.
+        try box.ok("bookmark", "edit", String(bookmark["annotation"] as? Int ?? 0), "--label", "the lemma")
+        let renamed = try box.ok("search", "--annotations", "lemma", "--json").json() as? [Any]
+        #expect(renamed?.count == 1)
+    }
+}

@@ -185,7 +185,7 @@ final class ReadOnlyMount {
                 server.url("/paper.pdf").replacingOccurrences(of: "http://", with: "http://REDACTED@")
                     + "?token=REDACTED&page=1"
             ])
-        try box.ok("cache", "clear", "--all")
+        try box.ok("cache", "clear", "--all", "--yes")
         try box.ok("path", "1")
         #expect(server.allRequests.last?.uri.contains("token=abc123") == true, "fetched again with the whole URL")
     }

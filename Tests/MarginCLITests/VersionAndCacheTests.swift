@@ -118,16 +118,18 @@ import Testing
         #expect((prune["removed"] as? [String])?.count == 2)
         #expect(FileManager.default.fileExists(atPath: outside), "a symlink is never followed out of the cache")
         #expect(try box.books().count == 3)
-        // Clear: remote and local-path books go; the book whose file exists nowhere else stays.
+        // Clear: the book from an address goes; books added from files are stored, not cached:
+        // they stay (the file may be deleted tomorrow), unless --all --yes.
         let clear = try #require(try box.ok("cache", "clear", "--json").json() as? [String: Any])
-        #expect((clear["removed"] as? [String])?.count == 2)
-        #expect((clear["kept"] as? [String])?.count == 1)
+        #expect((clear["removed"] as? [String])?.count == 1)
+        #expect((clear["kept"] as? [String])?.count == 2)
         let books = try box.books()
-        #expect(books.filter { $0["cached"] as? Bool == true }.map { $0.string("title") } == ["Mixed Bag"])
+        #expect(books.filter { $0["cached"] as? Bool == false }.map { $0.string("title") } == ["A Sample Paper"])
+        #expect(try box.fails("cache", "clear", "--all").stderr.contains("--yes"))
         // Fetched again on demand.
         try box.ok("path", "sample")
         #expect(try box.books().first { $0.string("title") == "A Sample Paper" }?["cached"] as? Bool == true)
-        try box.ok("cache", "clear", "--all")
+        try box.ok("cache", "clear", "--all", "--yes")
         #expect(try box.books().allSatisfy { $0["cached"] as? Bool == false })
     }
 }

@@ -89,6 +89,7 @@ import Testing
                     marked: Self.text(&generator, upTo: 40) + SearchHit.markOpen + "w" + SearchHit.markClose,
                     matches: Int(generator.next() % 9), kind: generator.next() % 3 == 0 ? "memo" : nil)
                 hit.pageLabel = Self.optionalText(&generator)
+                hit.annotation = generator.next() % 3 == 0 ? Int64(generator.next() % 5_000) : nil
                 return hit
             }
             let encoder = JSONEncoder()

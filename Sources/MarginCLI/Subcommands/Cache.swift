@@ -98,20 +98,23 @@ extension Margin {
             static let configuration = CommandConfiguration(
                 commandName: "clear", abstract: "Drop cached PDFs (fetched again from their sources when needed).",
                 discussion: """
-                    Only what can be fetched again goes: a book's current, newest version whose \
-                    source still serves it (an http(s) URL, or a local file with the same bytes). \
-                    Old versions kept by 'margin refresh', the served file of a book refreshed with \
-                    --keep-old, and copies of local files that changed are kept unless --all.
+                    Only what can be fetched again goes: a book's current, newest version with an \
+                    http(s) source. A book added from a file is stored, not cached (the file may be \
+                    moved or deleted later), so it stays, as do old versions kept by 'margin refresh' \
+                    and the served file of a book refreshed with --keep-old; --all --yes drops them too.
                     """
             ).ofMargin
-            @Flag(help: "Also drop files that can't be fetched again.") var all = false
+            @Flag(help: "Also drop files that can't be fetched again (with --yes).") var all = false
+            @Flag(help: "Confirm --all.") var yes = false
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let report = try await global.openLibrary().cacheClear(all: all)
+                let report = try await global.openLibrary().cacheClear(all: all, confirmed: yes)
                 if global.json { return try Console.json(report) }
                 Console.out(
                     "removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes)); kept \(count(report.kept.count, "copy", plural: "copies")) that can't be fetched again"
+                        + (report.kept.isEmpty
+                            ? "" : " (books added from files are stored, not cached: --all --yes drops them)")
                 )
             }
         }

@@ -109,7 +109,10 @@ extension Library {
     /// source serves it (an http(s) URL, or a local file that still has these bytes). Old
     /// versions, the current file of a book whose newer version is stored (`--keep-old`), and
     /// copies of changed local files are kept unless `all`.
-    public func cacheClear(all: Bool) async throws -> CacheReport {
+    /// Drops the cached PDFs that can be fetched again: a book's current, newest version with
+    /// an http(s) source. A book added from a file is stored, not cached (the file may be gone
+    /// tomorrow: a Downloads folder): it stays unless `all`, and then only with `confirmed`.
+    public func cacheClear(all: Bool, confirmed: Bool = true) async throws -> CacheReport {
         var report = CacheReport()
         let (books, sources, versions) = try await repository.read { store in
             (try store.all(Book.self), try store.all(Source.self), try store.all(Version.self))
@@ -135,13 +138,20 @@ extension Library {
                 return sources.contains { source in
                     guard source.bookId == book.id else { return false }
                     let url = source.url.lowercased()
-                    if url.hasPrefix("http://") || url.hasPrefix("https://") { return true }
-                    guard let path = URL(string: source.url)?.path, !path.hasPrefix(blobs.root) else { return false }
-                    return localSHA(path) == sha
+                    return url.hasPrefix("http://") || url.hasPrefix("https://")
                 }
             }
         }
-        for entry in try await cacheList() where !entry.partial {
+        let entries = try await cacheList().filter { !$0.partial }
+        if all && !confirmed {
+            let stored = entries.filter { !refetchable($0.sha256 ?? "") }
+            if !stored.isEmpty {
+                throw MarginError.invalidArgument(
+                    "\(stored.count) of the cached PDFs can't be fetched again (books added from files, old versions); "
+                        + "add --yes to drop them too, or leave out --all")
+            }
+        }
+        for entry in entries {
             if !all && !refetchable(entry.sha256 ?? "") {
                 report.kept.append(entry.file)
                 continue

@@ -227,7 +227,7 @@ extension Library {
         let indexTerms = terms.map(scalarString)
         return try await repository.read { store in
             var hits = [SearchHit]()
-            func consider(_ text: String, book: Int64, page: Int?, kind: String) -> Bool {
+            func consider(_ text: String, book: Int64, page: Int?, kind: String, id: Int64?) -> Bool {
                 let searchable = SearchableText(text)
                 let ranges = terms.map { searchable.foldedMatches($0, wholeWord: options.wholeWord) }
                 guard let first = ranges.first?.first, ranges.allSatisfy({ !$0.isEmpty }) else { return true }
@@ -236,14 +236,26 @@ extension Library {
                         book: book, title: "", page: page,
                         marked: searchable.snippet(around: first, open: SearchHit.markOpen, close: SearchHit.markClose),
                         matches: ranges[0].count, kind: kind))
+                hits[hits.count - 1].annotation = id
                 return options.limit == 0 || hits.count < options.limit
             }
             for (kind, id) in try store.textIndex.candidateAnnotations(containing: indexTerms, bookId: options.bookId) {
                 if kind == "highlight", let h = try store.find(Highlight.self, id: id) {
                     let text = h.note.map { h.text + "\n" + $0 } ?? h.text
-                    if !consider(text, book: h.bookId, page: h.page, kind: "highlight") { break }
+                    if !consider(text, book: h.bookId, page: h.page, kind: "highlight", id: h.id) { break }
                 } else if kind == "memo", let m = try store.find(Memo.self, id: id) {
-                    if !consider(m.text, book: m.bookId, page: m.page, kind: "memo") { break }
+                    if !consider(m.text, book: m.bookId, page: m.page, kind: "memo", id: m.id) { break }
+                }
+            }
+            // Bookmark labels (few, short: read, not indexed).
+            if options.limit == 0 || hits.count < options.limit {
+                var query = Query<Bookmark>().filter(!Field<Bookmark, String?>("label").isNull)
+                if let bookId = options.bookId { query = query.filter(Field<Bookmark, Int64>("bookId") == bookId) }
+                for bookmark in try store.fetch(query) {
+                    guard let label = bookmark.label else { continue }
+                    if !consider(label, book: bookmark.bookId, page: bookmark.page, kind: "bookmark", id: bookmark.id) {
+                        break
+                    }
                 }
             }
             if options.limit == 0 || hits.count < options.limit {
@@ -251,7 +263,10 @@ extension Library {
                     by: Book.Fields.id.ascending)
                 if let bookId = options.bookId { query = query.filter(Book.Fields.id == bookId) }
                 for book in try store.fetch(query) {
-                    if let memo = book.memo, !consider(memo, book: book.id ?? 0, page: nil, kind: "book memo") { break }
+                    if let memo = book.memo, !consider(memo, book: book.id ?? 0, page: nil, kind: "book memo", id: nil)
+                    {
+                        break
+                    }
                 }
             }
             let ids = Array(Set(hits.map(\.book)))

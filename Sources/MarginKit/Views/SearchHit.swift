@@ -15,15 +15,18 @@ public struct SearchHit: Sendable, Encodable, Equatable {
     public var marked: String
     /// How many times the first term occurs on the page.
     public var matches: Int
-    /// For annotation hits: what matched ("memo", "highlight", "note").
+    /// For annotation hits: what matched ("memo", "highlight", "bookmark", "book memo").
     public var kind: String?
+    /// For annotation hits: the annotation's id (what `highlight edit`, `memo edit`, `bookmark
+    /// edit` take); nil for a book memo.
+    public var annotation: Int64?
     /// The page's printed number ("xii", "A-3"), when the PDF labels its pages.
     @Null public var pageLabel: String?
 
     public static let markOpen = "\u{1}"
     public static let markClose = "\u{2}"
 
-    enum CodingKeys: String, CodingKey { case book, title, page, pageLabel, snippet, matches, kind }
+    enum CodingKeys: String, CodingKey { case annotation, book, title, page, pageLabel, snippet, matches, kind }
 
     init(book: Int64, title: String, page: Int?, marked: String, matches: Int, kind: String? = nil) {
         self.book = book
@@ -41,6 +44,10 @@ extension SearchHit {
     /// byte order, `kind` only when set); a test holds the two to the same bytes.
     public func write(to json: inout PrettyJSON) {
         json.beginObject()
+        if let annotation {
+            json.key("annotation")
+            json.integer(annotation)
+        }
         json.key("book")
         json.integer(book)
         if let kind {

@@ -109,6 +109,17 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     // MARK: StoreReader
 
+    /// Row-level security shows this user the shared annotations of others (never their private
+    /// ones): asked past the audience, the owner of one of those.
+    func hiddenAnnotationOwner(_ entity: String, id: Int64) throws -> String? {
+        guard ["highlight", "memo", "bookmark"].contains(entity), let user else { return nil }
+        var binds = PostgresBindings()
+        binds.append(id)
+        binds.append(user)
+        return try run("SELECT owner FROM \(quoted(entity)) WHERE id = $1 AND owner <> $2", binds).rows.first?
+            .decode(String.self)
+    }
+
     func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
         var sql = SQLBuilder(table: M.entity)
         let statement = "SELECT * FROM \(source(M.self))" + sql.clauses(shown(query), withOrder: true)

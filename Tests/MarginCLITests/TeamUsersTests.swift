@@ -95,6 +95,9 @@ import Testing
         #expect(refused.stderr.contains("is \(team.alice)'s"), "\(refused)")
         #expect(
             try team.bobFails("highlight", "rm", String(openID), "--all-users").stderr.contains("is \(team.alice)'s"))
+        // Without --all-users too: a shared highlight says whose it is (a private one stays unseen).
+        let unseen = try team.bobFails("highlight", "edit", String(openID), "--note", "bob")
+        #expect(unseen.stderr.contains("is \(team.alice)'s"), "\(unseen)")
         // …nor through psql: PostgreSQL shows him the shared row only and changes nothing.
         let asBob = TestCluster.url(team.bobURL, as: team.bob)
         #expect(try TestCluster.psql(asBob, "SELECT count(*) FROM margin.highlight") == "1")

@@ -318,9 +318,7 @@ extension LibraryTransactions where Self: LibraryStore {
 
     public func removeAnnotation<M: Model>(_ type: M.Type, id: Int64) async throws -> M {
         try await repository.write { store in
-            guard let model = try store.find(M.self, id: id) else {
-                throw MarginError.annotationNotFound(kind: M.entity, id: id)
-            }
+            guard let model = try store.find(M.self, id: id) else { throw try notFound(M.self, id: id, store) }
             try checkOwned(model, by: store)
             try store.delete(model)
             return model
@@ -343,15 +341,22 @@ extension LibraryTransactions where Self: LibraryStore {
         _ type: M.Type, id: Int64, _ change: @escaping @Sendable (inout M) -> Void
     ) async throws -> M {
         try await repository.write { store in
-            guard var model = try store.find(M.self, id: id) else {
-                throw MarginError.annotationNotFound(kind: M.entity, id: id)
-            }
+            guard var model = try store.find(M.self, id: id) else { throw try notFound(M.self, id: id, store) }
             try checkOwned(model, by: store)
             change(&model)
             try store.update(model)
             return model
         }
     }
+}
+
+/// An annotation this user can't change: another user's shared one says whose it is; anything
+/// else (absent, or another user's private one) is not found.
+private func notFound<M: Model>(_ type: M.Type, id: Int64, _ store: any StoreReader) throws -> MarginError {
+    if let owner = try store.hiddenAnnotationOwner(M.entity, id: id) {
+        return .notYours(kind: M.entity, id: id, owner: owner)
+    }
+    return .annotationNotFound(kind: M.entity, id: id)
 }
 
 /// Refuses to change another user's annotation in a team library (the database refuses it too,

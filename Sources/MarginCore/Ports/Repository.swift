@@ -31,6 +31,13 @@ public protocol StoreReader {
     /// The user this store acts as (a team library's PostgreSQL role); nil for a personal
     /// library, whose one user owns everything.
     var user: String? { get }
+    /// Who wrote the annotation `id` of `entity`, when this user may see it but the shown
+    /// audience leaves it out (another user's shared one); nil otherwise.
+    func hiddenAnnotationOwner(_ entity: String, id: Int64) throws -> String?
+}
+
+extension StoreReader {
+    public func hiddenAnnotationOwner(_ entity: String, id: Int64) throws -> String? { nil }
 }
 
 /// Write access to the store, valid only inside `Repository.write`: everything done through one

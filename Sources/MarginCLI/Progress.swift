@@ -57,8 +57,11 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
     }
 
     func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String) {
+        // The reason may name the address too ("the server answered 503 for URL"): once is enough.
+        let shown = redactedURL(url)
+        let reason = reason.replacingAll(" for \(shown)", with: "").replacingAll(" for \(url)", with: "")
         let note =
-            "note: \(redactedURL(url)): \(reason); trying again in \(String(format: "%.1f", delay)) s (attempt \(attempt) of \(attempts))"
+            "note: \(shown): \(reason); trying again in \(String(format: "%.1f", delay)) s (attempt \(attempt) of \(attempts))"
         lock.lock()
         defer { lock.unlock() }
         if bars && drawnLines > 0 {

@@ -110,3 +110,20 @@ import Testing
         #expect(renamed?.count == 1)
     }
 }
+
+@Suite struct PlainerMessagesTests {
+    @Test func aFileThatIsNotJSONIsSaidInMarginsWordsAndARetryNamesItsAddressOnce() throws {
+        let box = Sandbox()
+        let bad = box.folder.path + "/bad.json"
+        try "{\"format\":".write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try box.fails("import", bad)
+        #expect(refused.stderr.contains("it is not JSON") && !refused.stderr.contains("The given data"), "\(refused)")
+        let server = try TestHTTPServer(routes: ["/busy.pdf": .status(503)])
+        defer { server.shutdown() }
+        let busy = try box.margin.run(
+            ["add", server.url("/busy.pdf")], environment: ["MARGIN_RETRIES": "1", "MARGIN_RETRY_DELAY_MS": "10"])
+        let note = try #require(
+            busy.stderrLines.first { $0.hasPrefix("note: ") && $0.contains("trying again") }, "\(busy)")
+        #expect(note.components(separatedBy: server.url("/busy.pdf")).count == 2, "the address once: \(note)")
+    }
+}

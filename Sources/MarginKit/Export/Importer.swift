@@ -198,7 +198,13 @@ private func describe(_ error: DecodingError) -> String {
         return "\(parent.isEmpty ? "" : parent + ": ")missing field \"\(key.stringValue)\""
     case .dataCorrupted(let context):
         let location = path(context.codingPath)
-        return (location.isEmpty ? "" : location + ": ") + context.debugDescription
+        // Foundation's own words ("The given data was not valid JSON.") are not Margin's.
+        let said = context.underlyingError.flatMap { ($0 as NSError).userInfo[NSDebugDescriptionErrorKey] as? String }
+        let detail =
+            context.debugDescription.contains("not valid JSON")
+            ? "it is not JSON" + (said.map { " (\($0))" } ?? "") + " ('margin export --format json' writes a backup)"
+            : context.debugDescription
+        return (location.isEmpty ? "" : location + ": ") + detail
     @unknown default:
         return "\(error)"
     }

@@ -127,3 +127,27 @@ import Testing
         #expect(note.components(separatedBy: server.url("/busy.pdf")).count == 2, "the address once: \(note)")
     }
 }
+
+@Suite struct AddOrderTests {
+    /// Read side by side, saved in the order given: ids follow the arguments, not who finished
+    /// first (a slow download first, quick local files after it, a failure between).
+    @Test func idsFollowTheArgumentsWhateverFinishesFirst() throws {
+        let server = try TestHTTPServer(routes: [
+            "/slow.pdf": .handler { _ in
+                Reply(
+                    headers: [("Content-Type", "application/pdf")], body: Fixtures.bytes(Fixtures.pdf("sample.pdf")),
+                    drip: (bytes: 200, delay: 0.05))
+            }
+        ])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        let result = try box.margin.run([
+            "add", "--jobs", "4", server.url("/slow.pdf"), Fixtures.pdf("second.pdf"), box.folder.path + "/missing.pdf",
+            Fixtures.pdf("mixed.pdf"), "--json",
+        ])
+        #expect(result.status != 0, "one input fails: \(result)")
+        let books = try box.books()
+        #expect(books.map { $0["id"] as? Int } == [1, 2, 3])
+        #expect(books.map { $0.string("title") } == ["A Sample Paper", "Field Notes", "Mixed Bag"], "\(books)")
+    }
+}

@@ -116,10 +116,15 @@ extension Library {
         configured.progress = progress
         configured.timeout = options.timeout
         let fetcher = configured
+        // Inputs are fetched and read side by side, and saved in the order given: new books get
+        // their ids in argument order, whichever finished reading first.
+        let turns = CommitTurns()
         // One input's failure is its outcome; the others go on.
-        return await inputs.concurrentMap(width: jobs) { input in
+        return await Array(inputs.enumerated()).concurrentMap(width: jobs) { index, input in
+            defer { turns.finish(index) }
             do {
-                let (book, duplicate) = try await self.addOne(input, options: options, fetcher: fetcher)
+                let (book, duplicate) = try await self.addOne(
+                    input, options: options, fetcher: fetcher, turn: { await turns.wait(for: index) })
                 return AddOutcome(input: input, book: book, duplicate: duplicate)
             } catch {
                 return AddOutcome(input: input, duplicate: false, error: error.localizedDescription, failure: error)
@@ -127,7 +132,9 @@ extension Library {
         }
     }
 
-    func addOne(_ input: String, options: AddOptions, fetcher: Fetcher) async throws -> (BookInfo, Bool) {
+    func addOne(
+        _ input: String, options: AddOptions, fetcher: Fetcher, turn: @Sendable () async -> Void = {}
+    ) async throws -> (BookInfo, Bool) {
         let kind = try InputKind(input)
         let staged: StagedFile
         switch kind {
@@ -178,6 +185,8 @@ extension Library {
             lookedUp = try await lookUp(doi: described.doi, arxiv: described.arxiv)
         }
         let found = lookedUp
+        // Saved in the order the inputs were given (read side by side, up to here).
+        await turn()
         return try await Interruption.critical {
             try await record(
                 staged, kind: kind, facts: facts, extracted: extracted, lookedUp: found, options: options,
@@ -264,4 +273,35 @@ public func normalizedFolder(_ folder: String?) -> String? {
 func nonEmpty(_ value: String?) -> String? {
     guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
     return value
+}
+
+/// Lets work done side by side commit in a fixed order: `wait(for: i)` returns once every index
+/// below `i` has finished (committed, failed, or had nothing to commit).
+final class CommitTurns: @unchecked Sendable {
+    private let lock = NSLock()
+    private var finished = Set<Int>()
+    private var firstUnfinished = 0
+    private var waiting = [(index: Int, continuation: CheckedContinuation<Void, Never>)]()
+
+    func wait(for index: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = lock.withLock {
+                if firstUnfinished >= index { return true }
+                waiting.append((index, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func finish(_ index: Int) {
+        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
+            finished.insert(index)
+            while finished.contains(firstUnfinished) { firstUnfinished += 1 }
+            let due = waiting.filter { $0.index <= firstUnfinished }
+            waiting.removeAll { $0.index <= firstUnfinished }
+            return due.map(\.continuation)
+        }
+        ready.forEach { $0.resume() }
+    }
 }

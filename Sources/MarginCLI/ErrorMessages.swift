@@ -42,6 +42,8 @@ private func hint(for error: MarginError) -> Hint? {
     case .tooLarge: return .inline("raise it with --max-size")
     case .timedOut: return .inline("--timeout S allows longer")
     case .encrypted: return .inline("give its password with --password - (asked for, not shown) or --password-fd N")
+    case .passwordNotStored(_, let book):
+        return .inline("'margin edit \(book) --password -' stores it")
     case .passwordUnavailable, .passwordNotKept:
         return .inline("give the password again with 'margin edit BOOK --password -'")
     case .fileNotCached(_, let book): return .line("'margin fetch \(book)' fetches it again from its sources")

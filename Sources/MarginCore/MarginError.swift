@@ -36,6 +36,9 @@ public enum MarginError: Error, LocalizedError, Sendable {
     case passwordUnavailable(title: String, keyFile: String)
     /// A team library's encrypted PDF whose password this user has not given on this machine.
     case passwordNotKept(title: String)
+    /// A book's encrypted PDF with no password stored for it (a library restored from a backup,
+    /// which carries none).
+    case passwordNotStored(title: String, book: Int64)
     case unreadablePDF(String, reason: String)
     /// Poppler exceeded its time or memory limit on a PDF.
     case popplerLimit(String)
@@ -135,6 +138,9 @@ public enum MarginError: Error, LocalizedError, Sendable {
             return "\(reason); nothing was changed"
         case .passwordUnavailable(let title, let keyFile):
             return "the stored password of '\(title)' can't be read: its key (\(keyFile)) is missing or was replaced"
+        case .passwordNotStored(let title, _):
+            return
+                "'\(title)' is an encrypted PDF and no password for it is stored in this library (backups carry none)"
         case .passwordNotKept(let title):
             return "'\(title)' is encrypted and its password is not on this machine (a team library keeps no passwords)"
         case .unreadablePDF(let input, let reason):

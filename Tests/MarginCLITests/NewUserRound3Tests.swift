@@ -151,3 +151,22 @@ import Testing
         #expect(books.map { $0.string("title") } == ["A Sample Paper", "Field Notes", "Mixed Bag"], "\(books)")
     }
 }
+
+@Suite struct RestoredPasswordTests {
+    /// A backup carries no PDF passwords: after a restore, an encrypted book says how to give it.
+    @Test func anEncryptedBookAfterARestoreSaysHowToGiveItsPassword() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("encrypted.pdf"), "--password", "secret")
+        let backup = box.folder.path + "/backup.json"
+        try box.ok("export", "--all", "--format", "json", "-o", backup)
+        let restored = Sandbox()
+        try restored.ok("import", backup)
+        try restored.ok("fetch", "1")
+        for arguments in [
+            ["render", "1", "--page", "1", "-o", restored.folder.path + "/p.png"], ["text", "1"], ["toc", "1"],
+        ] {
+            let refused = try restored.fails(arguments)
+            #expect(refused.stderr.contains("margin edit 1 --password -"), "\(arguments): \(refused)")
+        }
+    }
+}

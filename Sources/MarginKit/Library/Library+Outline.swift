@@ -53,7 +53,7 @@ extension Library {
                 }
             }
         } catch let error as PopplerError {
-            throw MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
+            throw pdfError(error, of: book)
         }
     }
 }

@@ -161,7 +161,16 @@ private func readingPDF<T>(_ book: Book, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as PopplerError {
-        if case .pageOutOfRange = error { throw error }
-        throw MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
+        throw pdfError(error, of: book)
+    }
+}
+
+/// Poppler's failure on a book's file in the library's words: a page out of range as it is, a
+/// password that isn't there as what to do about it, anything else as an unreadable PDF.
+func pdfError(_ error: PopplerError, of book: Book) -> any Error {
+    switch error {
+    case .pageOutOfRange: return error
+    case .passwordRequired: return MarginError.passwordNotStored(title: book.title, book: book.id ?? 0)
+    default: return MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
     }
 }

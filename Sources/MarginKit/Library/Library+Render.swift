@@ -61,8 +61,7 @@ extension Library {
                 try render(try document.page(request.page), request, overlays: overlays, to: output, force: force)
             }
         } catch let error as PopplerError {
-            if case .pageOutOfRange = error { throw error }
-            throw MarginError.unreadablePDF(book.title, reason: error.localizedDescription)
+            throw pdfError(error, of: book)
         }
         try await touch(book)
         return result

@@ -41,9 +41,13 @@ extension Library {
         let stored: [PageText]
         if book.indexedAt == nil {
             // Not indexed (an old library's book): read from the cached PDF, storing nothing.
-            stored = try extractText(
-                path: try cachedFile(book), password: try password(of: book), pageCount: book.pages
-            ).pages
+            do {
+                stored = try extractText(
+                    path: try cachedFile(book), password: try password(of: book), pageCount: book.pages
+                ).pages
+            } catch MarginError.io(let message) where message == PopplerError.passwordRequired.localizedDescription {
+                throw MarginError.passwordNotStored(title: book.title, book: book.id ?? 0)
+            }
         } else {
             let id = book.id ?? -1
             stored = try await repository.read { store in

@@ -9,7 +9,7 @@
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc)
+    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc)
 fi
 if [ "${1:-}" = "--bench" ]; then
     packages+=(recoll)

@@ -53,10 +53,32 @@ enum Console {
 
     /// Columns aligned with two spaces; the last column is not padded.
     static func table(_ header: [String], _ rows: [[String]]) {
-        let all = [header] + rows
-        // Characters (an ASCII string's bytes are its characters, counted without a walk).
-        let counts = all.map { row in row.map { $0.utf8.allSatisfy { $0 < 0x80 } ? $0.utf8.count : $0.count } }
-        let widths = header.indices.map { column in counts.map { $0[column] }.max() ?? 0 }
+        var all = [header] + rows
+        // Columns on screen (an ASCII string's bytes are its columns, counted without a walk;
+        // other text by glibc's wcwidth: Hangul and CJK take two).
+        var counts = all.map { row in row.map(displayWidth) }
+        var widths = header.indices.map { column in counts.map { $0[column] }.max() ?? 0 }
+        // On a terminal the table fits its width: the widest columns give way, cut with "…".
+        if stdoutIsTTY, let columns = terminalColumns(), !widths.isEmpty {
+            var total = widths.reduce(0, +) + 2 * (widths.count - 1)
+            // Long text (titles, authors, paths) gives way first, down to 10 columns; short
+            // columns (ids, counts, dates) only if that is not enough.
+            let long = Set(widths.indices.filter { widths[$0] > 16 })
+            for (candidates, floor) in [(long, 10), (Set(widths.indices), 6)] {
+                while total > columns,
+                    let widest = candidates.filter({ widths[$0] > floor }).max(by: { widths[$0] < widths[$1] })
+                {
+                    widths[widest] -= 1
+                    total -= 1
+                }
+            }
+            for (r, row) in all.enumerated() {
+                for (c, cell) in row.enumerated() where counts[r][c] > widths[c] {
+                    all[r][c] = truncated(cell, to: widths[c])
+                    counts[r][c] = displayWidth(all[r][c])
+                }
+            }
+        }
         // Assembled as bytes and written at once: String padding and appending (Foundation's
         // padding(toLength:) most of all) cost thousands of instructions a cell on Linux.
         var table = [UInt8]()
@@ -79,6 +101,26 @@ enum Console {
         }
         table.append(0x0A)
         table.withUnsafeBytes { _ = writeAll($0, to: STDOUT_FILENO) }
+    }
+
+    /// The terminal's width in columns, when stdout is one that says.
+    static func terminalColumns() -> Int? {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
+    /// `text` cut to `width` columns, the last one "…".
+    static func truncated(_ text: String, to width: Int) -> String {
+        var result = String.UnicodeScalarView()
+        var used = 0
+        for scalar in text.unicodeScalars {
+            let w = scalarWidth(scalar)
+            if used + w > width - 1 { break }
+            result.append(scalar)
+            used += w
+        }
+        return String(result) + "…"
     }
 
     /// Writes text to a file descriptor, whole, straight from its bytes: `FileHandle.write(Data(…))`
@@ -214,4 +256,26 @@ private func hasControls(_ text: String) -> Bool {
         previous = byte
     }
     return false
+}
+
+/// Columns `text` takes on a terminal: glibc's wcwidth for each scalar (two for Hangul, CJK and
+/// full-width forms, none for combining marks), in a UTF-8 locale set for it once.
+func displayWidth(_ text: String) -> Int {
+    if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.utf8.count }
+    return text.unicodeScalars.reduce(0) { $0 + scalarWidth($1) }
+}
+
+/// glibc's `wcwidth` (which Swift's Glibc module leaves out), in a UTF-8 locale; nil where
+/// either is missing (then a scalar counts one column).
+private let wcwidthFunction: (@convention(c) (Int32) -> Int32)? = {
+    guard setlocale(LC_CTYPE, "C.UTF-8") != nil, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "wcwidth")
+    else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+}()
+
+func scalarWidth(_ scalar: Unicode.Scalar) -> Int {
+    if scalar.value < 0x80 { return 1 }
+    guard let wcwidth = wcwidthFunction else { return 1 }
+    let width = wcwidth(Int32(bitPattern: scalar.value))
+    return width < 0 ? 1 : Int(width)
 }

@@ -170,3 +170,49 @@ import Testing
         }
     }
 }
+
+@Suite struct TableWidthTests {
+    /// Columns line up by what a terminal shows (Hangul and CJK take two columns), and on an
+    /// 80-column terminal (a real one: util-linux's script) the table fits.
+    @Test func tablesAlignWideCharactersAndFitTheTerminal() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("add", Fixtures.pdf("second.pdf"))
+        try box.ok("edit", "1", "--title", "한국어 제목 테스트")
+        let lines = try box.ok("list").stdout.split(separator: "\n").map(String.init)
+        // Where AUTHOR starts, in columns, is the same on every line.
+        func column(of word: String, in line: String) -> Int? {
+            guard let range = line.range(of: word) else { return nil }
+            return line[..<range.lowerBound].unicodeScalars.reduce(0) {
+                $0 + ((0xAC00...0xD7A3).contains($1.value) ? 2 : 1)
+            }
+        }
+        let starts = [
+            column(of: "AUTHOR", in: lines[0]), column(of: "Ada", in: lines[1]), column(of: "Gilbert", in: lines[2]),
+        ]
+        #expect(Set(starts.compactMap { $0 }).count == 1 && starts.allSatisfy { $0 != nil }, "\(starts) \(lines)")
+        // A terminal of 80 columns.
+        try box.ok(
+            "edit", "2", "--title", String(repeating: "A very long title of a book ", count: 4), "--author",
+            "Someone With A Long Name and Many Co-Authors Besides", "--tag", "a-rather-long-tag-name",
+            "--tag", "another-long-tag")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "stty cols 80; '\(MarginRunner.binary)' list", "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["MARGIN_HOME": box.home]) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = FileHandle.nullDevice
+        try process.start()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        // A terminal ends its lines with CR LF (one Character in Swift).
+        let screen = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "").split(
+            separator: "\n")
+        #expect(screen.count >= 3, "\(screen)")
+        for line in screen {
+            let width = line.unicodeScalars.reduce(0) { $0 + ((0xAC00...0xD7A3).contains($1.value) ? 2 : 1) }
+            #expect(width <= 80, "\(width) columns: \(line)")
+        }
+    }
+}

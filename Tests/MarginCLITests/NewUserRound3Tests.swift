@@ -216,3 +216,16 @@ import Testing
         }
     }
 }
+
+@Suite struct AmbiguityListTests {
+    @Test func candidatesAreListedInColumns() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("add", Fixtures.pdf("sample-v2.pdf"))
+        let refused = try box.fails("show", "sample")
+        let lines = refused.stderr.split(separator: "\n").filter { $0.contains("[") }
+        #expect(lines.count == 2, "\(refused)")
+        // The SHA-256 prefixes start in one column (the titles differ in length).
+        #expect(Set(lines.map { $0.distance(from: $0.startIndex, to: $0.firstIndex(of: "[")!) }).count == 1, "\(lines)")
+    }
+}

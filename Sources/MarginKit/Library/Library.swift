@@ -72,7 +72,7 @@ public final class Library: Sendable {
             if lower.count >= 4, lower.allSatisfy(\.isHexDigit) {
                 let matches = try store.fetch(Query<Book>().filter(Book.Fields.sha256.hasPrefix(lower)).limit(20))
                 if matches.count == 1 { return matches[0] }
-                if matches.count > 1 { throw MarginError.ambiguousBook(selector, candidates: matches.map(describe)) }
+                if matches.count > 1 { throw MarginError.ambiguousBook(selector, candidates: describe(matches)) }
             }
             // Titles are compared folded (case, accents, width), as search compares text.
             let wanted = folded(trimmed)
@@ -87,7 +87,7 @@ public final class Library: Sendable {
                 // An exact title wins over titles that merely contain it.
                 let exact = candidates.filter { $0.title == wanted }
                 if exact.count == 1 { return exact[0].book }
-                throw MarginError.ambiguousBook(selector, candidates: matches.map(describe))
+                throw MarginError.ambiguousBook(selector, candidates: describe(matches))
             }
             if try store.count(Query<Book>()) == 0 { throw MarginError.emptyLibrary }
             throw MarginError.bookNotFound(selector)
@@ -169,4 +169,17 @@ public final class Library: Sendable {
 func describe(_ book: Book) -> String {
     let author = book.author.map { " — \($0)" } ?? ""
     return "\(book.id ?? 0)  \(book.title)\(author)  [\(book.sha256.prefix(12))]"
+}
+
+/// Candidates, one a line, in columns: ids right-aligned, SHA-256 prefixes lined up after the
+/// titles (by the columns a terminal shows).
+func describe(_ books: [Book]) -> [String] {
+    let ids = books.map { String($0.id ?? 0) }
+    let names = books.map { book in book.title + (book.author.map { " — \($0)" } ?? "") }
+    let idWidth = ids.map(\.count).max() ?? 0
+    let nameWidth = names.map(displayWidth).max() ?? 0
+    return zip(books, zip(ids, names)).map { book, parts in
+        String(repeating: " ", count: idWidth - parts.0.count) + parts.0 + "  " + parts.1
+            + String(repeating: " ", count: nameWidth - displayWidth(parts.1)) + "  [\(book.sha256.prefix(12))]"
+    }
 }

@@ -73,13 +73,11 @@ let staticLibstdcxxFolder: String? = {
 /// - swiftc exports every symbol of an executable (53,000 here); the dynamic loader and the
 ///   runtime's start-up `dladdr` then search them all. Nothing loads symbols from margin, so it
 ///   exports none: about 1 ms off every command's start.
-/// - Release builds: a position-independent executable of this size carries 148,000 relocations,
-///   applied at every start (and each page they touch copied): about 2.5 ms and 450 page faults of
-///   a 7 ms `--version`. So the release executable is linked at a fixed address, with the Swift
-///   runtime inside it (at a fixed address, references into a shared libswiftCore would break);
-///   shared libraries (poppler, in the child that reads PDFs), the heap, stack and mappings are
-///   still placed at random. `MARGIN_PIE=1` at build time keeps a position-independent
-///   executable, for those who want its image randomized too.
+/// - Release builds are position-independent (ASLR: the server reads untrusted PDFs, and the
+///   executable's own image is placed at random like everything else). It costs start-up time:
+///   148,000 relocations applied at every start, about 2.5 ms of a `--version`. The Swift runtime
+///   is linked in. `MARGIN_NO_PIE=1` at build time links at a fixed address instead, for
+///   measuring that cost; never for a build people run.
 /// - libstdc++ and libgcc (which the Swift runtime needs) are linked in too: loading
 ///   libstdc++.so and binding its symbols took the dynamic loader 2.6 million cycles at every
 ///   start, 0.4 million without it (LD_DEBUG=statistics); `--version` 6.3–7.5 → 4.6–5.2 ms on
@@ -87,13 +85,12 @@ let staticLibstdcxxFolder: String? = {
 ///   libstdc++.so; margin's copy is not exported (above), so neither sees the other.
 let marginLinkerSettings: [LinkerSetting] = {
     var settings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
-    if ProcessInfo.processInfo.environment["MARGIN_PIE"] != "1" {
-        var flags = ["-static-stdlib", "-Xclang-linker", "-no-pie"]
-        if let staticLibstdcxxFolder {
-            flags += ["-L", staticLibstdcxxFolder, "-Xclang-linker", "-static-libgcc"]
-        }
-        settings.append(.unsafeFlags(flags, .when(platforms: [.linux], configuration: .release)))
+    var flags = ["-static-stdlib"]
+    if ProcessInfo.processInfo.environment["MARGIN_NO_PIE"] == "1" { flags += ["-Xclang-linker", "-no-pie"] }
+    if let staticLibstdcxxFolder {
+        flags += ["-L", staticLibstdcxxFolder, "-Xclang-linker", "-static-libgcc"]
     }
+    settings.append(.unsafeFlags(flags, .when(platforms: [.linux], configuration: .release)))
     return settings
 }()
 

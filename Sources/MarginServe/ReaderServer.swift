@@ -171,10 +171,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
             let (status, message) = Self.describe(error)
             // The pages a person reads get a page; the API and scripts get JSON.
             let path = request.uri.path
-            if !path.hasPrefix("/api/") && path != "/api" && path != "/login" && path != "/static" {
-                return errorPage(status: status, message: message)
-            }
-            return try jsonResponse(["error": message], status: status)
+            let api = path == "/api" || path.hasPrefix("/api/") || path == "/login"
+            return api ? try jsonResponse(["error": message], status: status) : errorPage(status: status, message: message)
         }
     }
 

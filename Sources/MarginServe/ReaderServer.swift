@@ -172,7 +172,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
             // The pages a person reads get a page; the API and scripts get JSON.
             let path = request.uri.path
             let api = path == "/api" || path.hasPrefix("/api/") || path == "/login"
-            return api ? try jsonResponse(["error": message], status: status) : errorPage(status: status, message: message)
+            return api
+                ? try jsonResponse(["error": message], status: status) : errorPage(status: status, message: message)
         }
     }
 

@@ -396,6 +396,43 @@ enum PostgresMigrations {
             ALTER TABLE book ADD CONSTRAINT book_title CHECK (title <> '') NOT VALID
             """
         ),
+        (
+            // What kind of work a book is (Crossref's type) and where its year came from: part of its
+            // description, changed by whoever may change that.
+            "v7-work-type",
+            """
+            ALTER TABLE book ADD COLUMN "workType" text, ADD COLUMN "yearSource" text;
+            UPDATE book SET "yearSource" = 'you' WHERE "userFields" LIKE '%"year"%';
+            CREATE OR REPLACE VIEW my_book WITH (security_invoker = true) AS
+                SELECT b.id, b.uuid, b.sha256, b.title, b.author, b.pages, b.bytes, b.folder, b.memo, b.password,
+                    b."addedAt", b."updatedAt", r."openedAt", b."textlessPages", b."indexedAt", b."addedBy",
+                    b.doi, b.arxiv, b."year", b."citationKey", b.venue, b.publisher, b."userFields",
+                    b."workType", b."yearSource"
+                FROM book b LEFT JOIN reading r ON r."bookId" = b.id AND r.role = current_user;
+            CREATE OR REPLACE FUNCTION guard_book() RETURNS trigger LANGUAGE plpgsql SET search_path = margin, pg_temp AS $$
+            BEGIN
+                IF margin.is_admin() THEN RETURN NEW; END IF;
+                IF TG_OP = 'INSERT' THEN
+                    NEW."addedBy" := current_user;
+                    RETURN NEW;
+                END IF;
+                IF (NEW.id, NEW.uuid, NEW.sha256, NEW.bytes, NEW.pages, NEW."addedBy", NEW."textlessPages", NEW."indexedAt", NEW."addedAt")
+                    IS DISTINCT FROM (OLD.id, OLD.uuid, OLD.sha256, OLD.bytes, OLD.pages, OLD."addedBy", OLD."textlessPages", OLD."indexedAt", OLD."addedAt")
+                    AND NOT margin.may_change_content(OLD.id) THEN
+                    RAISE EXCEPTION 'only % (who added it) may change the PDF or text of "%", and only while no one else has annotated it', coalesce(OLD."addedBy", 'the administrator'), OLD.title
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                IF ((NEW.title, NEW.author, NEW.folder, NEW.memo, NEW.doi, NEW.arxiv, NEW."year", NEW.venue, NEW.publisher, NEW."userFields", NEW."workType", NEW."yearSource")
+                    IS DISTINCT FROM (OLD.title, OLD.author, OLD.folder, OLD.memo, OLD.doi, OLD.arxiv, OLD."year", OLD.venue, OLD.publisher, OLD."userFields", OLD."workType", OLD."yearSource")
+                    OR (OLD."citationKey" IS NOT NULL AND NEW."citationKey" IS DISTINCT FROM OLD."citationKey"))
+                    AND NOT margin.may_edit_book(OLD.id) THEN
+                    RAISE EXCEPTION 'only % (who added it) may change the description of "%"', coalesce(OLD."addedBy", 'the administrator'), OLD.title
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted
@@ -421,7 +458,7 @@ enum PostgresMigrations {
         "book": [
             "sha256", "title", "author", "folder", "memo", "password", "addedBy", "doi", "arxiv", "citationKey",
             "venue",
-            "publisher", "userFields",
+            "publisher", "userFields", "workType", "yearSource",
         ],
         "guide": ["labels", "outline"],
         "source": ["url", "etag", "lastModified"],

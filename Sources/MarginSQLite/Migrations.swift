@@ -20,6 +20,7 @@ enum Schema {
         ("v6-page-words", v6PageWords),
         ("v7-users", v7Users),
         ("v8-metadata", v8Metadata),
+        ("v9-work-type", v9WorkType),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -351,6 +352,16 @@ enum Schema {
                     labels TEXT,
                     outline TEXT NOT NULL DEFAULT '[]'
                 );
+                """)
+    }
+
+    /// v9: what kind of work a book is (Crossref's type) and where its year came from.
+    private static func v9WorkType(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE book ADD COLUMN workType TEXT;
+                ALTER TABLE book ADD COLUMN yearSource TEXT;
+                UPDATE book SET yearSource = 'you' WHERE userFields LIKE '%"year"%';
                 """)
     }
 }

@@ -361,6 +361,8 @@ extension Book: RowReadable {
         venue = try row.optional("venue")
         publisher = try row.optional("publisher")
         userFields = try row.strings("userFields")
+        workType = try row.optional("workType")
+        yearSource = try row.optional("yearSource")
     }
 }
 

@@ -227,6 +227,12 @@ import Testing
             #expect(paper["citationKey"] as? String == "muller2023margins")
             #expect(paper["arxiv"] as? String == "2305.03393v2")
         }
+        if let version = Int(URL(fileURLWithPath: dump).lastPathComponent.dropFirst(10).prefix { $0.isNumber }),
+            version >= 7
+        {
+            let sample = try #require(try json("meta", "sample paper") as? [String: Any])
+            #expect((sample["book"] as? [String: Any])?["workType"] as? String == "proceedings-article")
+        }
         let highlights = try #require(try json("highlight", "list") as? [[String: Any]])
         #expect(highlights.map { $0["note"] as? String } == ["kept across upgrades"])
         #expect(highlights.first?["author"] as? String == "postgres", "the upgrading role's now")

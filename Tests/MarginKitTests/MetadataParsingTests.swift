@@ -50,6 +50,29 @@ import Testing
         #expect(Identifiers.copyrightYear(in: "Published 2019") == nil)
     }
 
+    @Test func yearsPrintedWhereReadersLookForThem() {
+        let printed: [(String, Int)] = [
+            ("A Title\nReceived 12 March 2017; accepted 3 May 2017", 2017),
+            ("Title\nAuthors\n© 2015 Elsevier Ltd. All rights reserved.", 2015),
+            ("Journal of Things, Vol. 12, No. 3, 2011, pp. 1-10", 2011),
+            ("CHI 2019, May 4-9, 2019, Glasgow, Scotland UK\nhttps://doi.org/10.1145/3290605.3300233", 2019),
+            ("arXiv:2305.03393v2 [cs.DL] 5 May 2023", 2023),
+            ("Draft of 2021-06-30", 2021),
+            ("In: Proceedings of the 3rd Workshop on Reading Tools, pp. 11-18, 2019", 2019),
+            ("2008 IEEE Symposium on Security and Privacy", 2008),
+        ]
+        for (page, year) in printed {
+            #expect(Identifiers.printedYear(in: page, latest: 2026) == year, "\(page)")
+        }
+        // Years in a title, a DOI's digits, a table, a year yet to come: not a date line.
+        for page in [
+            "Trends in 2020s Computing\nAnn Lee", "doi:10.1145/2019.5555", "Table 3: 1999 2000 2001",
+            "Proceedings of the Workshop, 2031",
+        ] {
+            #expect(Identifiers.printedYear(in: page, latest: 2026) == nil, "\(page)")
+        }
+    }
+
     @Test func placeholderTitles() {
         for title in [
             "2305.03393", "2305.03393v2", "arXiv:2305.03393", "draft3.docx", "10.1000/xyz", "paper.pdf", "10811.exe",

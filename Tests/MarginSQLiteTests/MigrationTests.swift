@@ -59,6 +59,10 @@ import Testing
                 let guides = try await database.repository.read { try $0.all(BookGuide.self) }
                 #expect(guides.contains { $0.labels == ["i", "ii", "1", "2", "3", "A-1"] }, "\(name)")
             }
+            // What kind of work a book is (v9) is kept.
+            if let version = Int(name.dropFirst().prefix { $0.isNumber }), version >= 9 {
+                #expect(books.contains { $0.workType == "proceedings-article" }, "\(name)")
+            }
             if name != "v\(LibraryDatabase.latestVersion).sqlite" {
                 #expect(database.backupPath != nil, "\(name): a copy is kept before migrating")
             }

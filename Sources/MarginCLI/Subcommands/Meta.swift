@@ -10,8 +10,18 @@ extension Margin {
             abstract: "Show, fill or correct what a book is: title, authors, year, DOI, arXiv id, citation key.",
             discussion: """
                 Without options, shows the book's metadata. Values given with --title, --author, \
-                --year, --doi, --arxiv, --venue, --publisher and --key are set and count as typed \
-                by you: what is found later never replaces them unless --overwrite.
+                --year, --doi, --arxiv, --venue, --publisher, --type and --key are set and count \
+                as typed by you: what is found later never replaces them unless --overwrite. A \
+                year found later replaces one only from a source as good: typed, then looked up, \
+                then printed in the PDF (a date, copyright or venue line on page 1), then the \
+                file's creation date. A citation key made while the book had no author or only \
+                a file name for a title is made again when real ones arrive; one made from real \
+                metadata stays.
+
+                --type says what kind of work it is, in Crossref's words (a lookup fills it): \
+                journal-article, proceedings-article, book-chapter, book, posted-content \
+                (preprint), dissertation, report, … It chooses the entry type citations use \
+                (@inproceedings with booktitle, RIS CPAPER, CSL paper-conference, …).
 
                 --refresh reads the PDF again: the title and authors its first page shows (used \
                 when the title it has is a placeholder: an arXiv id, a file name, an \
@@ -48,6 +58,12 @@ extension Margin {
         @Option(help: "Set the journal or proceedings.") var venue: String?
         @Option(help: "Set the publisher.") var publisher: String?
         @Option(help: ArgumentHelp("Set the citation key.", valueName: "KEY")) var key: String?
+        @Option(
+            name: .customLong("type"),
+            help: ArgumentHelp(
+                "Set what kind of work it is (journal-article, proceedings-article, book-chapter, …).",
+                valueName: "TYPE"))
+        var workType: String?
         @Flag(help: "Read the PDF again for its title, authors, identifiers, outline and page labels.")
         var refresh = false
         @Flag(help: "Look the work up online: Crossref by DOI, arXiv by arXiv id.") var lookup = false
@@ -73,6 +89,11 @@ extension Margin {
             if let key, key.range(of: #"^[A-Za-z0-9_:.+/-]+$"#, options: .regularExpression) == nil {
                 throw ValidationError("a citation key is letters, digits and _ : . + / - only")
             }
+            if let workType, WorkType.known(workType) == nil {
+                throw ValidationError(
+                    "'\(workType)' is not a kind of work margin knows; one of: "
+                        + WorkType.names.joined(separator: ", "))
+            }
             if let title, title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 throw ValidationError("--title must not be empty")
             }
@@ -83,7 +104,7 @@ extension Margin {
                 title: title?.trimmingCharacters(in: .whitespacesAndNewlines),
                 author: author?.trimmingCharacters(in: .whitespacesAndNewlines), year: year,
                 doi: doi.flatMap(Identifiers.parseDOI), arxiv: arxiv.flatMap(Identifiers.parseArxiv), venue: venue,
-                publisher: publisher, citationKey: key)
+                publisher: publisher, citationKey: key, workType: workType.flatMap(WorkType.known))
         }
 
         func run() async throws {

@@ -158,6 +158,7 @@ extension Margin {
 func metadataLines(_ book: Book) -> [(String, String)] {
     var lines = [(String, String)]()
     if let year = book.year { lines.append(("year", String(year))) }
+    if let type = book.workType { lines.append(("type", type)) }
     if let venue = book.venue { lines.append(("venue", venue)) }
     if let publisher = book.publisher { lines.append(("publisher", publisher)) }
     if let doi = book.doi { lines.append(("doi", doi)) }

@@ -41,6 +41,11 @@ public struct Book: Model, Equatable {
     /// The fields a user set by hand (`title`, `author`, `year`, `doi`, `arxiv`, …): metadata
     /// found later (a refresh, a lookup) never replaces them unless told to.
     public var userFields: [String] = []
+    /// What kind of work it is, in Crossref's words (`journal-article`, `proceedings-article`,
+    /// `book-chapter`, `posted-content`, `dissertation`, `report`, …); nil when not known.
+    public var workType: String?
+    /// Where the year came from, to rank what is found later against it (`YearSource`).
+    public var yearSource: String?
 
     /// A new book; `uuid` is given when one is read back (a new UUID reads /dev/urandom: an
     /// open, a read and a close a book, for `list` of a whole library).

@@ -88,6 +88,9 @@ public struct FoundMetadata: Codable, Sendable, Equatable {
     public var venue: String?
     /// Where the title came from: "metadata", "xmp" or "page".
     public var titleSource: String?
+    /// Where the year came from: `YearSource.document` (stated or printed) or `.file` (the
+    /// PDF's creation date).
+    public var yearSource: String?
 
     public init(
         title: String? = nil, author: String? = nil, doi: String? = nil, arxiv: String? = nil, year: Int? = nil,

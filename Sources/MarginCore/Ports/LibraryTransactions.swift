@@ -163,7 +163,9 @@ extension LibraryTransactions where Self: LibraryStore {
     ) async throws -> Book {
         try await repository.write { store in
             guard var book = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
+            let old = book
             change(&book)
+            try store.remakeCitationKey(of: &book, was: old)
             book.updatedAt = now
             try store.update(book)
             try store.addTags(addTags, toBook: id, now: now)
@@ -227,7 +229,9 @@ extension LibraryTransactions where Self: LibraryStore {
     ) async throws -> Book {
         try await repository.write { store in
             guard var book = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
+            let old = book
             try change(store, &book)
+            try store.remakeCitationKey(of: &book, was: old)
             book.updatedAt = now
             try store.update(book)
             return book
@@ -369,6 +373,31 @@ private func checkOwned<M: Model>(_ model: M, by store: any StoreReader) throws 
 }
 
 extension StoreReader {
+    /// A citation key made from placeholders (no author; a title that is the file's name or an
+    /// identifier) is made again when real metadata replaces them; a key made from real
+    /// metadata, or chosen by the user, stays.
+    public func remakeCitationKey(of book: inout Book, was old: Book) throws {
+        guard let key = old.citationKey, book.citationKey == key, let id = book.id else { return }
+        let oldBase = CitationKey.base(author: old.author, year: old.year, title: old.title)
+        guard key.hasPrefix(oldBase), key.dropFirst(oldBase.count).allSatisfy({ $0.isASCII && $0.isLowercase })
+        else { return }
+        let fileTitles = Set(
+            try fetch(Query<Source>().filter(Source.Fields.bookId == id)).flatMap {
+                Identifiers.fileTitles(ofSource: $0.url)
+            })
+        func isPlaceholder(_ title: String) -> Bool {
+            Identifiers.isIdentifierTitle(title) || fileTitles.contains(title)
+        }
+        let better =
+            (old.author == nil && book.author != nil) || (isPlaceholder(old.title) && !isPlaceholder(book.title))
+        guard better, CitationKey.base(author: book.author, year: book.year, title: book.title) != oldBase else {
+            return
+        }
+        var fresh = book
+        fresh.citationKey = nil
+        book.citationKey = try unusedCitationKey(for: fresh)
+    }
+
     /// A citation key for `book` no other book of the library has: `CitationKey.base`, with
     /// "a", "b", … appended when taken. The book's own key when it has one no other book has.
     public func unusedCitationKey(for book: Book) throws -> String {
@@ -562,8 +591,13 @@ private func mergeBook(_ entry: BackupBook, _ store: any StoreWriter, _ counts: 
             "\(place): the PDF with this SHA-256 has \(known.pages) pages and \(known.bytes) bytes, "
                 + "not \(incoming.pages) and \(incoming.bytes)")
     }
-    if let existing = bySHA ?? byUUID {
+    if var existing = bySHA ?? byUUID {
         counts.unchanged += 1
+        // The later of the two openings is when it was last opened.
+        if let opened = incoming.openedAt, existing.openedAt.map({ $0 < opened }) ?? true {
+            existing.openedAt = opened
+            try store.update(existing)
+        }
         // Sources the backup knows are worth keeping.
         let id = existing.id ?? 0
         for url in entry.sources

@@ -121,6 +121,55 @@ public enum Identifiers {
         return Int(found[year])
     }
 
+    /// The year a first page prints where a reader looks for one: a date line ("7 May 2023",
+    /// "March 2019", "2019-03-15"), a copyright line, a venue line ("Proceedings of …, 2019",
+    /// "Vol. 12, 2019") or a line with the DOI; the first such line's year. Years in other lines
+    /// (a title, a table) don't count.
+    public static func printedYear(in page: String, latest: Int? = nil) -> Int? {
+        let newest = latest ?? (Calendar(identifier: .gregorian).component(.year, from: Date()) + 1)
+        let year = #"(?<![0-9./-])((?:19|20)[0-9]{2})(?![0-9])"#
+        let month =
+            #"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"#
+        let kinds = [
+            month + #"\s+(?:[0-9]{1,2}(?:st|nd|rd|th)?(?:\s*[-–]\s*[0-9]{1,2})?,?\s+)?"# + year,
+            #"(?<![0-9])((?:19|20)[0-9]{2})-[01][0-9]-[0-3][0-9](?![0-9])"#,
+            #"(?i:©|\(c\)|copyright)\s*(?i:by\s+)?"# + year,
+            #"(?i:proceedings|conference|symposium|workshop|journal|transactions|letters|vol\.|volume|issue|published|received|accepted|press|doi|https?://doi\.org)\b.*?"#
+                + year,
+            year
+                + #".*?(?i:proceedings|conference|symposium|workshop|journal|transactions|vol\.|volume|doi:|doi\.org)"#,
+            #"\b10\.[0-9]{4,9}/.*?"# + year,
+        ]
+        let expressions = kinds.compactMap { try? NSRegularExpression(pattern: $0) }
+        for line in page.split(whereSeparator: \.isNewline) where line.count <= 400 {
+            let text = String(line)
+            let range = NSRange(text.startIndex..., in: text)
+            for expression in expressions {
+                guard let match = expression.firstMatch(in: text, range: range) else { continue }
+                // The year is the pattern's last group that matched.
+                for group in stride(from: match.numberOfRanges - 1, through: 1, by: -1) {
+                    guard let found = Range(match.range(at: group), in: text), let value = Int(text[found]) else {
+                        continue
+                    }
+                    if (1900...newest).contains(value) { return value }
+                    break
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The titles a book added from `url` gets when its PDF has none: the file's name without
+    /// `.pdf` (as given, and percent-decoded once more).
+    public static func fileTitles(ofSource url: String) -> [String] {
+        let parsed = URL(string: url)
+        let last = parsed?.lastPathComponent ?? ""
+        let name = (last.isEmpty || last == "/") ? (parsed?.host ?? url) : last
+        return [name, name.removingPercentEncoding ?? name].map {
+            $0.lowercased().hasSuffix(".pdf") ? String($0.dropLast(4)) : $0
+        }
+    }
+
     /// Whether a title is a placeholder rather than a title: an arXiv id, a DOI, a file name.
     public static func isIdentifierTitle(_ title: String) -> Bool {
         let value = title.trimmingCharacters(in: .whitespacesAndNewlines)

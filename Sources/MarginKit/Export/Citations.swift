@@ -19,16 +19,21 @@ public struct Reference: Sendable, Equatable {
         self.url = url
     }
 
-    /// What kind of work it is, as each format names it.
-    enum Kind {
-        case article, preprint, book, document
+    /// What kind of work it is, as each format names it: its Crossref type when known, else
+    /// what its identifiers and length suggest.
+    var entry: WorkType.Entry {
+        if let type = book.workType, let entry = WorkType.entries[type] { return entry }
+        if book.venue != nil { return WorkType.entries["journal-article"]! }
+        if book.arxiv != nil { return WorkType.Entry(bibtex: "misc", ris: "UNPB", csl: "article", venueField: nil) }
+        if book.doi == nil, book.pages >= 100 { return WorkType.entries["book"]! }
+        return book.doi != nil
+            ? WorkType.Entry(bibtex: "misc", ris: "GEN", csl: "article", venueField: nil)
+            : WorkType.Entry(bibtex: "misc", ris: "GEN", csl: "document", venueField: nil)
     }
 
-    var kind: Kind {
-        if book.venue != nil { return .article }
-        if book.arxiv != nil { return .preprint }
-        if book.doi == nil, book.pages >= 100 { return .book }
-        return book.doi != nil ? .article : .document
+    /// Whether it is a preprint (arXiv's, or posted content) not yet published elsewhere.
+    var isPreprint: Bool {
+        book.workType == "posted-content" || book.workType == nil && book.venue == nil && book.arxiv != nil
     }
 
     var people: [PersonName] { AuthorList.parse(book.author) }
@@ -52,12 +57,7 @@ public enum Citations {
 
     static func bibtex(_ reference: Reference) -> String {
         let book = reference.book
-        let type: String
-        switch reference.kind {
-        case .article: type = book.venue != nil ? "article" : "misc"
-        case .preprint, .document: type = "misc"
-        case .book: type = "book"
-        }
+        let entry = reference.entry
         var fields = [(String, String)]()
         let people = reference.people
         if !people.isEmpty {
@@ -72,8 +72,12 @@ public enum Citations {
         }
         // Doubled braces keep the title's capitals as they are.
         fields.append(("title", "{" + texEscape(book.title) + "}"))
-        if let venue = book.venue { fields.append(("journal", texEscape(venue))) }
-        if let publisher = book.publisher { fields.append(("publisher", texEscape(publisher))) }
+        if let venue = book.venue { fields.append((entry.venueField ?? "note", texEscape(venue))) }
+        if let publisher = book.publisher {
+            // A thesis is its school's, a report its institution's.
+            let field = ["phdthesis": "school", "techreport": "institution"][entry.bibtex] ?? "publisher"
+            fields.append((field, texEscape(publisher)))
+        }
         if let year = book.year { fields.append(("year", String(year))) }
         if let doi = book.doi { fields.append(("doi", texEscape(doi))) }
         if let arxiv = book.arxiv {
@@ -82,7 +86,7 @@ public enum Citations {
         }
         if let url = reference.url { fields.append(("url", url.replacingOccurrences(of: "}", with: "%7D"))) }
         let body = fields.map { "  \($0.0) = {\($0.1)}" }.joined(separator: ",\n")
-        return "@\(type){\(reference.key),\n\(body)\n}\n"
+        return "@\(entry.bibtex){\(reference.key),\n\(body)\n}\n"
     }
 
     /// Text as (La)TeX reads it back: its special characters escaped, accented Latin letters as
@@ -140,12 +144,7 @@ public enum Citations {
         let items: [[String: Any]] = references.map { reference in
             let book = reference.book
             var item: [String: Any] = ["id": reference.key, "title": book.title]
-            switch reference.kind {
-            case .article: item["type"] = book.venue != nil ? "article-journal" : "article"
-            case .preprint: item["type"] = "article"
-            case .book: item["type"] = "book"
-            case .document: item["type"] = "document"
-            }
+            item["type"] = reference.entry.csl
             let people = reference.people
             if !people.isEmpty {
                 item["author"] = people.map { person -> [String: String] in
@@ -161,7 +160,7 @@ public enum Citations {
             if let publisher = book.publisher { item["publisher"] = publisher }
             if let arxiv = book.arxiv {
                 item["number"] = "arXiv:" + arxiv
-                if book.venue == nil && book.publisher == nil { item["publisher"] = "arXiv" }
+                if reference.isPreprint && book.publisher == nil { item["publisher"] = "arXiv" }
             }
             if let url = reference.url { item["URL"] = url }
             item["citation-key"] = reference.key
@@ -179,12 +178,7 @@ public enum Citations {
     static func ris(_ reference: Reference) -> String {
         let book = reference.book
         var lines = [(String, String)]()
-        switch reference.kind {
-        case .article: lines.append(("TY", book.venue != nil ? "JOUR" : "GEN"))
-        case .preprint: lines.append(("TY", "UNPB"))
-        case .book: lines.append(("TY", "BOOK"))
-        case .document: lines.append(("TY", "GEN"))
-        }
+        lines.append(("TY", reference.entry.ris))
         lines.append(("ID", reference.key))
         for person in reference.people {
             lines.append(

@@ -116,8 +116,11 @@ extension Library {
         book.citationKey = entry.citationKey.flatMap { $0.isEmpty ? nil : $0 }
         book.venue = entry.venue
         book.publisher = entry.publisher
+        book.workType = entry.workType.flatMap(WorkType.known)
+        if entry.year != nil { book.yearSource = YearSource.restored }
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")
+        book.openedAt = try entry.openedAt.map { try date($0, at: place + ".openedAt") }
         // The cache's copy of these bytes, if any, is believed over the backup.
         var cachedFile: (pages: Int, bytes: Int64)?
         if !known.uuids.contains(book.uuid), !known.shas.contains(sha), blobs.contains(sha) {

@@ -214,7 +214,11 @@ extension Library {
             if let lookedUp {
                 book.title = nonEmpty(options.title) ?? lookedUp.title ?? book.title
                 book.author = nonEmpty(options.author) ?? lookedUp.author ?? book.author
-                book.year = lookedUp.year ?? book.year
+                if let year = lookedUp.year {
+                    book.year = year
+                    book.yearSource = lookedUp.service
+                }
+                book.workType = lookedUp.workType ?? book.workType
                 book.venue = lookedUp.venue ?? book.venue
                 book.publisher = lookedUp.publisher ?? book.publisher
                 book.doi = lookedUp.doi ?? book.doi
@@ -243,7 +247,13 @@ func describe(_ book: inout Book, found: FoundMetadata?, source: String?) {
     let fromURL = source.map { (Identifiers.arxiv(inURL: $0), Identifiers.doi(inURL: $0)) }
     book.arxiv = fromURL?.0 ?? found?.arxiv
     book.doi = fromURL?.1 ?? found?.doi
-    book.year = found?.year ?? book.arxiv.flatMap(Identifiers.year(ofArxiv:))
+    if let year = found?.year {
+        book.year = year
+        book.yearSource = found?.yearSource ?? YearSource.document
+    } else {
+        book.year = book.arxiv.flatMap(Identifiers.year(ofArxiv:))
+        book.yearSource = book.year == nil ? nil : YearSource.document
+    }
     book.venue = found?.venue
 }
 

@@ -12,10 +12,12 @@ public struct MetadataEdit: Sendable, Equatable {
     public var venue: String?
     public var publisher: String?
     public var citationKey: String?
+    /// What kind of work it is (one of `WorkType.names`).
+    public var workType: String?
 
     public init(
         title: String? = nil, author: String? = nil, year: Int? = nil, doi: String? = nil, arxiv: String? = nil,
-        venue: String? = nil, publisher: String? = nil, citationKey: String? = nil
+        venue: String? = nil, publisher: String? = nil, citationKey: String? = nil, workType: String? = nil
     ) {
         self.title = title
         self.author = author
@@ -25,6 +27,7 @@ public struct MetadataEdit: Sendable, Equatable {
         self.venue = venue
         self.publisher = publisher
         self.citationKey = citationKey
+        self.workType = workType
     }
 
     /// Nothing to set.
@@ -88,6 +91,7 @@ private func metadataField(_ name: String) -> WritableKeyPath<Book, String?>? {
     case "arxiv": return \.arxiv
     case "venue": return \.venue
     case "publisher": return \.publisher
+    case "workType": return \.workType
     default: return nil
     }
 }
@@ -105,7 +109,10 @@ extension Library {
         let urls = try await info(book).sources
         // A title made from the name of the file it came from may be replaced by a found one.
         let fileTitles = Set(urls.compactMap { try? InputKind($0).fallbackTitle })
-        func offer(_ field: String, _ value: String?, source: String, onlyIfJunk: Bool = false) {
+        /// `yearSource`: where an offered year came from (`YearSource`), when not `source`.
+        func offer(
+            _ field: String, _ value: String?, source: String, onlyIfJunk: Bool = false, yearSource: String? = nil
+        ) {
             guard let value, !value.isEmpty else { return }
             let current =
                 field == "title"
@@ -124,10 +131,17 @@ extension Library {
                 } else if onlyIfJunk, let current, !isPlaceholderTitle(current, fileTitles: fileTitles) {
                     change.applied = false
                     change.reason = "the \(field) it has looks right (--\(field) sets it)"
+                } else if field == "year", current != nil,
+                    YearSource.rank(yearSource ?? source) < YearSource.rank(proposed.yearSource)
+                {
+                    change.applied = false
+                    change.reason =
+                        "the year it has came from \(describeYearSource(proposed.yearSource)) (--year sets it)"
                 }
             }
             if change.applied || dryRun && change.reason == "dry run" {
                 set(field, value, on: &proposed)
+                if field == "year" { proposed.yearSource = yearSource ?? source }
                 if source == "you", !proposed.userFields.contains(field) { proposed.userFields.append(field) }
             }
             changes.append(change)
@@ -144,7 +158,7 @@ extension Library {
             if book.author == nil { offer("author", text.found?.author, source: "pdf") }
             offer("doi", described.doi, source: "pdf")
             offer("arxiv", described.arxiv, source: "pdf")
-            offer("year", described.year.map(String.init), source: "pdf")
+            offer("year", described.year.map(String.init), source: "pdf", yearSource: described.yearSource)
             offer("venue", described.venue, source: "pdf")
         }
         // Typed identifiers are what a lookup looks up.
@@ -163,6 +177,7 @@ extension Library {
             offer("title", found.title, source: found.service)
             offer("author", found.author, source: found.service)
             offer("year", found.year.map(String.init), source: found.service)
+            offer("workType", found.workType, source: found.service)
             offer("venue", found.venue, source: found.service)
             offer("publisher", found.publisher, source: found.service)
             offer("doi", found.doi, source: found.service)
@@ -173,6 +188,7 @@ extension Library {
         offer("year", edit.year.map(String.init), source: "you")
         offer("venue", edit.venue, source: "you")
         offer("publisher", edit.publisher, source: "you")
+        offer("workType", edit.workType, source: "you")
         if let key = edit.citationKey, key != book.citationKey {
             changes.append(
                 MetadataChange(
@@ -194,6 +210,8 @@ extension Library {
             book.arxiv = final.arxiv
             book.venue = final.venue
             book.publisher = final.publisher
+            book.workType = final.workType
+            book.yearSource = final.yearSource
             book.userFields = final.userFields
             if let wantedKey {
                 if let holder = try store.first(Query<Book>().filter(Book.Fields.citationKey == wantedKey)),
@@ -243,6 +261,18 @@ extension Library {
     /// file it came from): a title found on the page may replace it.
     private func isPlaceholderTitle(_ title: String, fileTitles: Set<String>) -> Bool {
         Identifiers.isIdentifierTitle(title) || cleanTitle(title) != title || fileTitles.contains(title)
+    }
+}
+
+/// Where a year came from, as a sentence says it.
+private func describeYearSource(_ source: String?) -> String {
+    switch source {
+    case YearSource.typed: return "you"
+    case "crossref": return "Crossref"
+    case "arxiv": return "arXiv"
+    case YearSource.file: return "the PDF's creation date"
+    case YearSource.restored: return "a backup"
+    default: return "the PDF"
     }
 }
 

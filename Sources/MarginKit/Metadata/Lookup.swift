@@ -12,6 +12,8 @@ public struct LookedUp: Sendable, Equatable, Encodable {
     public var publisher: String?
     public var doi: String?
     public var arxiv: String?
+    /// What kind of work it is, in Crossref's words (`journal-article`, `proceedings-article`, …).
+    public var workType: String?
 
     /// The authors as the book's author field holds them.
     public var author: String? {
@@ -62,6 +64,7 @@ enum MetadataLookup {
         }
         found.venue = (message["container-title"] as? [String])?.first.map(clean).flatMap(nonEmpty)
         found.publisher = (message["publisher"] as? String).map(clean).flatMap(nonEmpty)
+        found.workType = (message["type"] as? String).flatMap(WorkType.known)
         found.doi = (message["DOI"] as? String).flatMap(Identifiers.parseDOI) ?? doi
         guard found.title != nil else {
             throw MarginError.lookupFailed(service: "Crossref", reason: "its record of \(doi) has no title")
@@ -97,6 +100,8 @@ enum MetadataLookup {
         found.year = Atom.text("published", in: entry).flatMap { Int($0.prefix(4)) }
         found.doi = Atom.text("arxiv:doi", in: entry).flatMap(Identifiers.parseDOI)
         found.venue = Atom.text("arxiv:journal_ref", in: entry).map(clean)
+        // Published elsewhere, it is what its journal reference says (not known here); else a preprint.
+        if found.venue == nil { found.workType = "posted-content" }
         found.arxiv = Identifiers.arxiv(inURL: entryID) ?? id
         return found
     }

@@ -13,6 +13,7 @@ enum MetadataDetector {
     static func detect(_ document: Document, firstPage: [TextLine], pageHeight: Double, firstText: String)
         -> FoundMetadata
     {
+        let firstPageText = firstPage.map(\.text).joined(separator: "\n")
         let xmp = document.xmp.map { XMP(String($0.prefix(1 << 20))) }
         var found = FoundMetadata()
         let infoTitle = document.title
@@ -41,8 +42,13 @@ enum MetadataDetector {
         found.arxiv = Identifiers.arxiv(in: metadataText) ?? Identifiers.arxiv(in: firstText)
         found.venue = xmp?.publication
         found.year =
-            xmp?.year ?? found.arxiv.flatMap(Identifiers.year(ofArxiv:)) ?? Identifiers.copyrightYear(in: firstText)
-            ?? document.creationDate.map { Calendar(identifier: .gregorian).component(.year, from: $0) }
+            xmp?.year ?? found.arxiv.flatMap(Identifiers.year(ofArxiv:)) ?? Identifiers.printedYear(in: firstPageText)
+            ?? Identifiers.copyrightYear(in: firstText)
+        found.yearSource = found.year == nil ? nil : YearSource.document
+        if found.year == nil, let created = document.creationDate {
+            found.year = Calendar(identifier: .gregorian).component(.year, from: created)
+            found.yearSource = YearSource.file
+        }
         return found
     }
 

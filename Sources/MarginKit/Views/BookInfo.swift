@@ -13,7 +13,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, uuid, title, author, pages, sha256, bytes, sources, folder, tags, memo
         case addedAt, updatedAt, openedAt, cached, file, encrypted, textlessPages, indexed, addedBy
-        case doi, arxiv, year, citationKey, venue, publisher
+        case doi, arxiv, year, citationKey, venue, publisher, workType
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -44,6 +44,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
         try container.encode(book.citationKey, forKey: .citationKey)
         try container.encode(book.venue, forKey: .venue)
         try container.encode(book.publisher, forKey: .publisher)
+        try container.encode(book.workType, forKey: .workType)
     }
 }
 
@@ -102,6 +103,8 @@ extension BookInfo {
         json.string(lowercasedString(of: book.uuid))
         json.key("venue")
         json.string(book.venue)
+        json.key("workType")
+        json.string(book.workType)
         json.key("year")
         json.integer(book.year)
         json.endObject()

@@ -60,6 +60,8 @@
     X(g_mapped_file_new) \
     X(g_mapped_file_unref) \
     X(g_object_unref) \
+    X(g_tree_destroy) \
+    X(g_tree_foreach) \
     X(poppler_annot_get_annot_type) \
     X(poppler_annot_get_color) \
     X(poppler_annot_get_contents) \
@@ -79,6 +81,7 @@
     X(poppler_color_free) \
     X(poppler_color_new) \
     X(poppler_dest_free) \
+    X(poppler_document_create_dests_tree) \
     X(poppler_document_find_dest) \
     X(poppler_document_get_author) \
     X(poppler_document_get_creation_date) \

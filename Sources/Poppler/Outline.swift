@@ -25,11 +25,15 @@ extension Document {
         guard let iterator = poppler_index_iter_new(document) else { return [] }
         defer { poppler_index_iter_free(iterator) }
         var entries = [OutlineEntry]()
-        walk(iterator, level: 1, limit: limit, into: &entries)
+        var named: [String: Int]?
+        walk(iterator, level: 1, limit: limit, into: &entries, named: &named)
         return entries
     }
 
-    private func walk(_ iterator: OpaquePointer, level: Int, limit: Int, into entries: inout [OutlineEntry]) {
+    private func walk(
+        _ iterator: OpaquePointer, level: Int, limit: Int, into entries: inout [OutlineEntry],
+        named: inout [String: Int]?
+    ) {
         repeat {
             guard entries.count < limit else { return }
             if let action = poppler_index_iter_get_action(iterator) {
@@ -37,7 +41,7 @@ extension Document {
                 let title = action.pointee.any.title.map { String(cString: $0) } ?? ""
                 var page: Int?
                 if action.pointee.type == POPPLER_ACTION_GOTO_DEST, let destination = action.pointee.goto_dest.dest {
-                    page = self.page(of: destination)
+                    page = self.page(of: destination, named: &named)
                 }
                 entries.append(
                     OutlineEntry(
@@ -46,23 +50,50 @@ extension Document {
                         page: page, level: level))
             }
             if level < 32, let child = poppler_index_iter_get_child(iterator) {
-                walk(child, level: level + 1, limit: limit, into: &entries)
+                walk(child, level: level + 1, limit: limit, into: &entries, named: &named)
                 poppler_index_iter_free(child)
             }
         } while poppler_index_iter_next(iterator) != 0
     }
 
-    /// The 1-based page a destination goes to, a named one looked up first.
-    private func page(of destination: UnsafeMutablePointer<PopplerDest>) -> Int? {
+    /// The 1-based page a destination goes to, a named one looked up first. A name poppler's
+    /// lookup misses (a string in the `/Names` tree, its value an array or a `<< /D […] >>`
+    /// dictionary) is found among all the document's named destinations, listed once.
+    private func page(of destination: UnsafeMutablePointer<PopplerDest>, named: inout [String: Int]?) -> Int? {
         var number = Int(destination.pointee.page_num)
         if destination.pointee.type == POPPLER_DEST_NAMED {
-            guard let name = destination.pointee.named_dest,
-                let found = poppler_document_find_dest(document, name)
-            else { return nil }
-            defer { poppler_dest_free(found) }
-            number = Int(found.pointee.page_num)
+            guard let name = destination.pointee.named_dest else { return nil }
+            if let found = poppler_document_find_dest(document, name) {
+                number = Int(found.pointee.page_num)
+                poppler_dest_free(found)
+            } else {
+                if named == nil { named = namedDestinationPages() }
+                guard let listed = named?[String(cString: name)] else { return nil }
+                number = listed
+            }
         }
         return number >= 1 && number <= pageCount ? number : nil
+    }
+
+    /// Every named destination of the document (its `/Dests` dictionary and `/Names` tree)
+    /// and the page it goes to, by the name poppler gives destinations.
+    private func namedDestinationPages() -> [String: Int] {
+        guard let tree = poppler_document_create_dests_tree(document) else { return [:] }
+        defer { g_tree_destroy(tree) }
+        var pages = [String: Int]()
+        withUnsafeMutablePointer(to: &pages) { pointer in
+            g_tree_foreach(
+                tree,
+                { key, value, context in
+                    guard let key, let value, let context else { return 0 }
+                    let destination = value.assumingMemoryBound(to: PopplerDest.self)
+                    let name = String(cString: key.assumingMemoryBound(to: CChar.self))
+                    context.assumingMemoryBound(to: [String: Int].self).pointee[name] = Int(
+                        destination.pointee.page_num)
+                    return 0
+                }, pointer)
+        }
+        return pages
     }
 }
 

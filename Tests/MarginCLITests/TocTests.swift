@@ -26,6 +26,28 @@ import Testing
 
     /// The outline is stored with the text: `toc` needs no PDF. A library from before it was
     /// stored (v7) reads the PDF, and says how to get it when it is gone.
+    /// Named destinations however the PDF holds them: the catalog's /Dests or the /Names tree,
+    /// each as an array or a dictionary with /D, from /Dest or a GoTo action.
+    @Test func entriesGoingToNamedDestinationsHaveTheirPages() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("named-dests.pdf"))
+        let entries = try #require(try box.ok("toc", "1", "--json").json() as? [[String: Any]])
+        #expect(
+            entries.map { $0["title"] as? String } == [
+                "Dests array", "Dests dictionary", "Names tree array", "Names tree dictionary", "GoTo a name",
+            ])
+        #expect(entries.map { $0["page"] as? Int } == [1, 2, 5, 4, 6])
+        // As poppler's pdfinfo lists the document's destinations.
+        let listed = try runProcess("/usr/bin/pdfinfo", ["-dests", Fixtures.pdf("named-dests.pdf")]).stdout
+        for (name, page) in [("First", 1), ("Second", 2), ("fifth", 5), ("fourth", 4), ("sixth", 6)] {
+            #expect(
+                listed.split(separator: "\n").contains {
+                    $0.hasSuffix("\"\(name)\"") && $0.hasPrefix(String(format: "%4d", page))
+                },
+                "\(listed)")
+        }
+    }
+
     @Test func tocReadsTheStoredOutlineAndOlderLibrariesThePDF() throws {
         let box = Sandbox()
         try box.ok("add", "-q", Fixtures.pdf("outlined.pdf"))

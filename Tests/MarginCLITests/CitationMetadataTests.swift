@@ -132,3 +132,33 @@ import Testing
         #expect(try MetadataTests.book(box, "4").string("citationKey") == "mine")
     }
 }
+
+/// A JSON backup keeps when each book was last opened (issue 31, item 25).
+@Suite struct BackupOpeningTests {
+    @Test func aBackupKeepsWhenABookWasLastOpened() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"))
+        try box.ok("text", "1", "--pages", "1")
+        let opened = try #require(try MetadataTests.book(box, "1").string("openedAt"))
+        let backup = box.folder.path + "/backup.json"
+        try box.ok("export", "--all", "--format", "json", "-o", backup)
+        // Restored into a new library: the book was opened when it was.
+        let other = Sandbox()
+        try other.ok("add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"))
+        #expect(try MetadataTests.book(other, "1").string("openedAt") == nil)
+        try other.ok("import", backup)
+        #expect(try MetadataTests.book(other, "1").string("openedAt") == opened)
+        #expect(try MetadataTests.book(other, "2").string("openedAt") == nil)
+        let recent = try #require(try other.ok("recent", "--json").json() as? [[String: Any]])
+        #expect(recent.first?.string("title") == "A Sample Paper")
+        // A later opening in the library is not moved back by an older backup.
+        try other.ok("text", "1", "--pages", "2")
+        let later = try #require(try MetadataTests.book(other, "1").string("openedAt"))
+        try other.ok("import", backup)
+        #expect(try MetadataTests.book(other, "1").string("openedAt") == later)
+        // A fresh library made from the backup alone has it too.
+        let fresh = Sandbox()
+        try fresh.ok("import", backup)
+        #expect(try MetadataTests.book(fresh, "1").string("openedAt") == opened)
+    }
+}

@@ -7,6 +7,15 @@ import Poppler
 /// What a user reads for an error: the library's own words (which name no command), then what
 /// to type about it, which only the command line knows.
 func userMessage(for error: any Error) -> String {
+    // A book looked for in a library that isn't there: say there is none, and how to make one.
+    if let folder = AbsentLibrary.shared.folder, let error = error as? MarginError {
+        switch error {
+        case .bookNotFound, .emptyLibrary:
+            return "there is no library in \(folder); 'margin add URL|PATH' makes one "
+                + "(--library DIR or MARGIN_HOME chooses another)"
+        default: break
+        }
+    }
     let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
     switch hint(for: error) {
     case .inline(let hint): return text + "; " + hint

@@ -29,8 +29,24 @@ struct GlobalOptions: ParsableArguments {
     /// read-only command several milliseconds; an exit without closing is as safe as a crash,
     /// which SQLite's WAL recovers from.
     /// Opens the library (`creating` marks the commands that make one where there is none).
+    /// Opens the library. Only a command that writes (`creating`) makes a library where there is
+    /// none; the others read an absent one as empty, make nothing on disk, and say so.
     func openLibrary(creating: Bool = false) throws -> Library {
         let paths = try LibraryPaths.resolve(library: library, environment: environmentVariables)
+        if !creating, !isPostgresURL(paths.database), !FileManager.default.fileExists(atPath: paths.database) {
+            let folder = (paths.database as NSString).deletingLastPathComponent
+            AbsentLibrary.shared.folder = folder
+            // Said when the command ends well (a failure says it in its one error line).
+            if !quiet {
+                AbsentLibrary.shared.note =
+                    "note: there is no library in \(folder) yet; 'margin add URL|PATH' makes one"
+            }
+            let library = Library(
+                absentAt: paths, store: try LibraryDatabase(), configuration: Settings.configuration,
+                downloader: NoDownloader())
+            OpenLibraries.shared.keep(library)
+            return library
+        }
         let library = try Library(
             paths: paths,
             configuration: Settings.configuration,
@@ -50,6 +66,25 @@ struct GlobalOptions: ParsableArguments {
     /// A message for a person, on stderr, unless --quiet.
     func note(_ message: String) {
         if !quiet { Console.error(message) }
+    }
+}
+
+/// Where the library a command looked for and didn't find would be (for its errors' words).
+final class AbsentLibrary: @unchecked Sendable {
+    static let shared = AbsentLibrary()
+    private let lock = NSLock()
+    private var value: String?
+    private var message: String?
+
+    var folder: String? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+
+    /// What to tell the user when the command has done, if anything.
+    var note: String? {
+        get { lock.withLock { message } }
+        set { lock.withLock { message = newValue } }
     }
 }
 

@@ -104,6 +104,7 @@ public struct Margin: AsyncParsableCommand {
         do {
             try await run(command)
             OpenLibraries.shared.finishWriting()
+            if let note = AbsentLibrary.shared.note { Console.error(note) }
             Foundation.exit(0)
         } catch is NeedsFullExecutable {
             // A team library, or a PDF to fetch: nothing was written yet.

@@ -62,7 +62,8 @@ import Testing
     @Test func unknownAndAmbiguousBooks() throws {
         let box = Sandbox()
         let empty = try box.fails("show", "anything")
-        #expect(empty.stderr.contains("the library is empty"))
+        #expect(empty.stderr.contains("there is no library in \(box.home)"), "\(empty)")
+        #expect(!FileManager.default.fileExists(atPath: box.home), "reading made no library")
         try box.ok("add", Fixtures.pdf("sample.pdf"), Fixtures.pdf("sample-v2.pdf"), Fixtures.pdf("second.pdf"))
         let unknown = try box.margin.run(["show", "Nonexistent"])
         #expect(unknown.status != 0)

@@ -228,4 +228,43 @@ import Testing
         // The SHA-256 prefixes start in one column (the titles differ in length).
         #expect(Set(lines.map { $0.distance(from: $0.startIndex, to: $0.firstIndex(of: "[")!) }).count == 1, "\(lines)")
     }
+
+    /// A mistyped --library DIR or MARGIN_HOME: a command that only reads makes nothing there,
+    /// and says there is no library and how to make one.
+    @Test func readingALibraryThatIsNotThereMakesNone() throws {
+        let box = Sandbox()
+        let typo = box.folder.path + "/mistyped"
+        let readers: [[String]] = [
+            ["list"], ["list", "--json"], ["search", "index"], ["recent"], ["annotations", "list"],
+            ["highlight", "list"], ["bookmark", "list"], ["memo", "list"], ["cache", "list"], ["db", "status"],
+            ["db", "check"], ["show", "1"], ["text", "1"], ["toc", "1"], ["cite", "--all"], ["meta", "1"],
+            ["export", "--all", "--format", "json"], ["path", "1"], ["book", "versions", "1"],
+            ["render", "1", "--page", "1", "-o", box.folder.path + "/p.png"],
+        ]
+        for arguments in readers {
+            for (extra, environment) in [(["--library", typo], [String: String]()), ([], ["MARGIN_HOME": typo])] {
+                let result = try box.margin.run(arguments + extra, environment: environment)
+                #expect(!FileManager.default.fileExists(atPath: typo), "\(arguments) made \(typo)")
+                let lines = result.stderr.split(separator: "\n")
+                if result.status == 0 {
+                    #expect(
+                        lines.last == "note: there is no library in \(typo) yet; 'margin add URL|PATH' makes one",
+                        "\(arguments): \(result)")
+                } else {
+                    #expect(
+                        lines.first?.hasPrefix("error: there is no library in \(typo);") == true,
+                        "\(arguments): \(result)")
+                    #expect(lines.count == 1, "one error line: \(arguments): \(result)")
+                }
+            }
+        }
+        // Quietly: nothing said on success.
+        let quiet = try box.margin.run(["list", "--quiet", "--library", typo])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet)")
+        // A command that writes makes it.
+        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"), "--library", typo)
+        #expect(FileManager.default.fileExists(atPath: typo + "/library.sqlite"))
+        let listed = try box.ok("list", "--library", typo)
+        #expect(listed.stdout.contains("A Sample Paper") && listed.stderr.isEmpty, "\(listed)")
+    }
 }

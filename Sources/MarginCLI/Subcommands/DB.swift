@@ -125,11 +125,11 @@ extension Margin {
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
-                let status = try await global.openLibrary().status()
+                let library = try global.openLibrary()
+                let status = try await library.status()
                 if global.json { return try Console.json(status) }
-                Console.out(
-                    "database   \(status.database)"
-                        + (status.user == nil ? " (\(formatBytes(status.databaseBytes)))" : ""))
+                let size = library.isAbsent ? "not made yet" : formatBytes(status.databaseBytes)
+                Console.out("database   \(status.database)" + (status.user == nil ? " (\(size))" : ""))
                 Console.out("cache      \(status.cache)")
                 if let user = status.user {
                     Console.out("user       \(user)" + (status.tls == true ? " (TLS)" : " (not encrypted)"))

@@ -81,7 +81,7 @@ extension Margin {
                 )
             }
             guard let serve = Services.current.serve else { throw NeedsFullExecutable() }
-            let library = try global.openLibrary()
+            let library = try global.openLibrary(creating: true)
             let shown = host.contains(":") ? "[\(host)]" : host
             let quiet = global.quiet
             let openBrowser = open

@@ -12,6 +12,8 @@ public final class Library: Sendable {
     public let configuration: Configuration
     /// The only way the use cases reach the network.
     let downloader: any Downloader
+    /// True for a library that isn't there yet, read as an empty one (`init(absentAt:)`).
+    public let isAbsent: Bool
     /// Opened documents, kept for the life of the process (the memory tier of the cache).
     let documents = DocumentCache()
     var repository: any Repository { database.repository }
@@ -26,6 +28,7 @@ public final class Library: Sendable {
         self.paths = paths
         self.configuration = configuration
         self.downloader = downloader
+        self.isAbsent = false
         let local = ContentStore(root: paths.cache)
         try local.prepare()
         let database = try openStore(paths.database)
@@ -53,8 +56,23 @@ public final class Library: Sendable {
         self.configuration = configuration
         self.downloader = downloader
         self.blobs = ContentStore(root: cache)
+        self.isAbsent = false
         try blobs.prepare()
         self.database = database
+    }
+
+    /// A library that isn't there (no database at `paths`), seen as an empty one over `store` (in
+    /// memory): a command that only reads answers from it and creates nothing on disk.
+    public init(
+        absentAt paths: LibraryPaths, store database: any LibraryStore, configuration: Configuration,
+        downloader: any Downloader
+    ) {
+        self.paths = paths
+        self.configuration = configuration
+        self.downloader = downloader
+        self.blobs = ContentStore(root: paths.cache)
+        self.database = database
+        self.isAbsent = true
     }
 
     /// Finds the one book a selector names: a numeric id, a unique SHA-256 prefix (4+ hex

@@ -433,6 +433,37 @@ enum PostgresMigrations {
             END $$
             """
         ),
+        (
+            // A source on one member's machine (a file:// path: their folders, their login) is
+            // theirs: the others neither see nor change it.
+            "v8-source-owner",
+            """
+            ALTER TABLE source ADD COLUMN "addedBy" text;
+            UPDATE source s SET "addedBy" = b."addedBy" FROM book b WHERE b.id = s."bookId";
+            -- Two members may add the same book from the same path on their own machines: a path is
+            -- one per member (its scope), an address one per book.
+            ALTER TABLE source ADD COLUMN scope text NOT NULL
+                GENERATED ALWAYS AS (CASE WHEN url LIKE 'file:%' THEN coalesce("addedBy", '') ELSE '' END) STORED;
+            ALTER TABLE source DROP CONSTRAINT "source_bookId_url_key";
+            CREATE UNIQUE INDEX source_key ON source ("bookId", url, scope);
+            DROP POLICY source_see ON source;
+            CREATE POLICY source_see ON source FOR SELECT
+                USING (url NOT LIKE 'file:%' OR "addedBy" = current_user OR ("addedBy" IS NULL AND is_admin()));
+            CREATE OR REPLACE FUNCTION guard_source() RETURNS trigger LANGUAGE plpgsql SET search_path = margin, pg_temp AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    NEW."addedBy" := current_user;
+                    RETURN NEW;
+                END IF;
+                IF (NEW.url, NEW."bookId", NEW.uuid, NEW."addedBy") IS DISTINCT FROM (OLD.url, OLD."bookId", OLD.uuid, OLD."addedBy")
+                    AND NOT margin.may_change_content(OLD."bookId") THEN
+                    RAISE EXCEPTION 'only whoever added the book may change where its sources point' USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER source_owner BEFORE INSERT ON source FOR EACH ROW EXECUTE FUNCTION guard_source()
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

@@ -43,7 +43,7 @@ struct PostgresRepository: Repository {
         readOnly: Bool, _ body: @escaping @Sendable (PostgresStore) throws -> T
     ) async throws -> T {
         let database = self.database
-        let audience = database.audience
+        let audience = Audience.chosen ?? database.audience
         func store(_ session: PostgresSession) -> PostgresStore {
             PostgresStore(session: session, user: database.user, audience: audience, statistics: database.statistics)
         }
@@ -145,6 +145,10 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     // MARK: StoreWriter
 
+    /// Where a table's unique key is wider than the model's natural key: a source's path is one
+    /// per member (`scope`, computed by the database), so an upsert conflicts on the three.
+    static let conflictKeys: [String: [String]] = ["source": ["bookId", "url", "scope"]]
+
     func insert<M: Model>(_ model: inout M) throws {
         let columns = try storedColumns(model).filter { $0.name != "id" || model.id != nil }
         var binds = PostgresBindings()
@@ -182,7 +186,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         for column in columns { column.value.bind(into: &binds) }
         let names = columns.map { quoted($0.name) }.joined(separator: ", ")
         let values = columns.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-        let keys = M.naturalKey.map(quoted).joined(separator: ", ")
+        let keys = (Self.conflictKeys[M.entity] ?? M.naturalKey).map(quoted).joined(separator: ", ")
         var updated = columns.map(\.name).filter { !M.naturalKey.contains($0) && $0 != "uuid" }
         if updated.isEmpty { updated = [M.naturalKey[0]] }
         let assignments = updated.map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }.joined(separator: ", ")

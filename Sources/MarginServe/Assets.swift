@@ -31,6 +31,8 @@ enum Assets {
         ol.annotations { padding-left: 1.2rem; }
         ol.annotations li { margin: .3rem 0; }
         .note { color: var(--muted); font-style: italic; }
+        .by, .audience { color: var(--muted); }
+        .shared { font-size: 0.8em; border: 1px solid var(--muted); border-radius: 3px; padding: 0 0.3em; }
         .reader { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; max-width: none; }
         .sheet { position: relative; flex: 1 1 40rem; max-width: 60rem; background: var(--paper); box-shadow: 0 1px 4px rgba(0,0,0,.15); }
         .sheet img { display: block; width: 100%; height: 100%; user-select: none; }
@@ -78,6 +80,9 @@ enum Assets {
           const status = document.getElementById("status");
           const list = document.getElementById("page-annotations");
           const help = document.getElementById("help");
+          // A team library's member: whose annotations are listed (everyone's shared ones, or theirs).
+          const teamUser = reader.dataset.teamUser || null;
+          const audience = teamUser ? `?all-users=${reader.dataset.allUsers === "0" ? 0 : 1}` : "";
           let layout = null;
 
           const say = (text, bad) => { status.textContent = text; status.classList.toggle("bad", !!bad); };
@@ -203,11 +208,36 @@ enum Assets {
             if (number >= 1 && number <= pageCount) window.location.href = `/books/${book}/pages/${number}`;
           }
 
-          function item(kind, id, html, color) {
+          function item(kind, annotation, html, color) {
+            const id = annotation.id;
             const li = document.createElement("li");
             li.className = kind;
             li.innerHTML = html;
             if (color) li.querySelector("mark").style.background = color;
+            // Someone else's (shared with the team): who made it; only its author changes it.
+            if (teamUser && annotation.author && annotation.author !== teamUser) {
+              const by = document.createElement("span");
+              by.className = "by";
+              by.textContent = ` — ${annotation.author}`;
+              li.appendChild(by);
+              return li;
+            }
+            if (teamUser) {
+              const share = document.createElement("button");
+              share.type = "button";
+              share.dataset.action = "share";
+              share.setAttribute("aria-pressed", annotation.shared ? "true" : "false");
+              share.title = annotation.shared ? "The team sees it: make it yours only" : "Share it with the team";
+              share.textContent = annotation.shared ? "shared" : "share";
+              share.addEventListener("click", async () => {
+                try {
+                  await send("PATCH", `/api/${kind}s/${id}`, { shared: !annotation.shared });
+                  say(annotation.shared ? "Now yours only." : "Shared with the team.");
+                  await refresh();
+                } catch (error) { say(error.message, true); }
+              });
+              li.appendChild(share);
+            }
             const remove = document.createElement("button");
             remove.type = "button";
             remove.title = `Remove this ${kind}`;
@@ -224,11 +254,12 @@ enum Assets {
 
           async function refresh() {
             const [highlights, bookmarks, memos] = await Promise.all([
-              api(`/api/books/${book}/highlights`), api(`/api/books/${book}/bookmarks`), api(`/api/books/${book}/memos`)]);
+              api(`/api/books/${book}/highlights${audience}`), api(`/api/books/${book}/bookmarks${audience}`),
+              api(`/api/books/${book}/memos${audience}`)]);
             const here = (a) => a.page === pageNumber;
             marks.replaceChildren();
             list.replaceChildren();
-            bookmarks.filter(here).forEach((b) => list.appendChild(item("bookmark", b.id, `bookmark${b.label ? ": " + escape(b.label) : ""}`)));
+            bookmarks.filter(here).forEach((b) => list.appendChild(item("bookmark", b, `bookmark${b.label ? ": " + escape(b.label) : ""}`)));
             highlights.filter(here).forEach((h) => {
               for (const r of h.rects) {
                 const mark = document.createElement("div");
@@ -241,9 +272,9 @@ enum Assets {
                 marks.appendChild(mark);
               }
               const note = h.note ? ` <span class="note">${escape(h.note)}</span>` : "";
-              list.appendChild(item("highlight", h.id, `<mark>${escape(h.text)}</mark>${note}`, h.color));
+              list.appendChild(item("highlight", h, `<mark>${escape(h.text)}</mark>${note}`, h.color));
             });
-            memos.filter(here).forEach((m) => list.appendChild(item("memo", m.id, `memo: ${escape(m.text)}`)));
+            memos.filter(here).forEach((m) => list.appendChild(item("memo", m, `memo: ${escape(m.text)}`)));
           }
 
           function markQuery(query) {

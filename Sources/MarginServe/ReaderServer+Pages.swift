@@ -114,21 +114,38 @@ extension ReaderServer {
             "<a href=\"/api/books/\(id)/export?format=\(format.rawValue)\" download>\(format.rawValue)</a>"
         }.joined(separator: " · ")
         body += "</p><h3>Annotations</h3>"
+        // A team's member reads the team's shared annotations with their own, or only their own.
+        let user = (library.database as? any TeamStore)?.user
+        if user != nil {
+            let everyone = Audience.chosen != .mine
+            body +=
+                everyone
+                ? "<p class=\"audience\">Yours and those the team shares · <a href=\"/books/\(id)?all-users=0\">only yours</a></p>"
+                : "<p class=\"audience\">Only yours · <a href=\"/books/\(id)?all-users=1\">with those the team shares</a></p>"
+        }
         let items = try await library.annotations(of: book)
         if items.isEmpty { body += "<p class=\"empty\">None yet: open a page, select text and press <kbd>h</kbd>.</p>" }
         body += "<ol class=\"annotations\">"
         for item in items {
             let link = item.page.map { "<a href=\"/books/\(id)/pages/\($0)\">p. \($0)</a>" } ?? "book"
+            // Whose it is, when it is someone else's; whether the team sees it, when it is yours.
+            func whose(_ owner: String?, _ shared: Bool) -> String {
+                guard let user, let owner else { return "" }
+                if owner != user { return " <span class=\"by\">— \(html(owner))</span>" }
+                return shared ? " <span class=\"shared\">shared</span>" : ""
+            }
             switch item {
             case .bookmark(let bookmark):
-                body += "<li class=\"bookmark\">\(link) bookmark\(bookmark.label.map { ": " + html($0) } ?? "")</li>"
+                body +=
+                    "<li class=\"bookmark\">\(link) bookmark\(bookmark.label.map { ": " + html($0) } ?? "")"
+                    + whose(bookmark.owner, bookmark.shared) + "</li>"
             case .highlight(let highlight):
                 body +=
                     "<li class=\"highlight\">\(link) <mark data-color=\"\(html(highlight.color))\">\(html(highlight.text))</mark>"
                 if let note = highlight.note { body += " <span class=\"note\">\(html(note))</span>" }
-                body += "</li>"
+                body += whose(highlight.owner, highlight.shared) + "</li>"
             case .memo(let memo):
-                body += "<li class=\"memo\">\(link) memo: \(html(memo.text))</li>"
+                body += "<li class=\"memo\">\(link) memo: \(html(memo.text))" + whose(memo.owner, memo.shared) + "</li>"
             }
         }
         body += "</ol></main><script src=\"/static/reader.js\" defer></script>"
@@ -144,6 +161,11 @@ extension ReaderServer {
             throw MarginError.pageOutOfRange(page: number, count: book.pages)
         }
         let id = book.id ?? 0
+        // In a team library: who reads, and whether the team's shared annotations are shown.
+        let team =
+            (library.database as? any TeamStore).map {
+                " data-team-user=\"\(html($0.user))\" data-all-users=\"\(Audience.chosen == .mine ? 0 : 1)\""
+            } ?? ""
         let body = """
             <header class="bar reader-bar">
             <h1><a href="/">Margin</a></h1>
@@ -163,7 +185,7 @@ extension ReaderServer {
             <input type="search" name="q" placeholder="Search this book" aria-label="Search this book">
             </form>
             </header>
-            <main class="reader" id="reader" data-book="\(id)" data-page-number="\(number)" data-pages="\(book.pages)">
+            <main class="reader" id="reader" data-book="\(id)" data-page-number="\(number)" data-pages="\(book.pages)"\(team)>
             <div class="sheet" id="sheet">
             <img id="page-image" alt="Page \(number) of \(html(book.title))">
             <div class="marks" id="marks"></div>

@@ -51,6 +51,7 @@ public struct ReaderServer: Sendable {
         router.middlewares.add(HostGuardMiddleware(names: names))
         if let token { router.middlewares.add(TokenMiddleware(token: token)) }
         router.middlewares.add(WriteGuardMiddleware())
+        if library.database is any TeamStore { router.middlewares.add(AudienceMiddleware()) }
         addLogin(to: router)
         addAPI(to: router)
         addPages(to: router)
@@ -155,6 +156,30 @@ func sameSecret(_ a: String, _ b: String) -> Bool {
     let y = Array(b.utf8)
     guard x.count == y.count else { return false }
     return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+}
+
+/// Whose annotations a team library's request reads: `?all-users=1` the team's shared ones
+/// too, `?all-users=0` the user's own; without it, a page a person reads shows the team's shared
+/// ones, and the API answers as the server was started (`--all-users` or not), as the CLI does.
+struct AudienceMiddleware: RouterMiddleware {
+    typealias Context = ReaderContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let path = request.uri.path
+        let page = !(path == "/api" || path.hasPrefix("/api/") || path.hasPrefix("/static/") || path == "/login")
+        let chosen: Audience?
+        switch request.query["all-users"].map({ String($0).lowercased() }) {
+        case "1", "true", "yes", "": chosen = .sharedToo
+        case "0", "false", "no": chosen = .mine
+        case nil: chosen = page ? .sharedToo : nil
+        case let other?:
+            throw HTTPError(.badRequest, message: "all-users is 1 or 0, not '\(other)'")
+        }
+        guard let chosen else { return try await next(request, context) }
+        return try await Audience.$chosen.withValue(chosen) { try await next(request, context) }
+    }
 }
 
 /// Any error becomes `{"error": "…"}` with a fitting status: 400 for bad input, 401 for a

@@ -321,3 +321,90 @@ import Testing
         #expect(seen.first { $0["id"] as? Int == bobs }?["note"] is NSNull)
     }
 }
+
+/// The reader in a browser, for a member of a team (issue 31, item 5): the team's shared
+/// annotations shown with who made them, sharing from the page, and no member's local paths.
+@Suite struct TeamServeSharingTests {
+    @Test(
+        .enabled(
+            if: TestCluster.available && ServeTests.curl, "needs curl and the cluster scripts/with-postgres.sh starts"))
+    func membersSeeWhatTheTeamSharesAndShareFromTheBrowserButNotEachOthersPaths() throws {
+        let team = try TeamUsersTests.Team()
+        // Bob adds the PDF from a folder of his own machine: a path that says who he is.
+        let bobsCopy = team.bobBox.folder.path + "/home-bob-Downloads/sample.pdf"
+        try FileManager.default.createDirectory(
+            atPath: (bobsCopy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.pdf("sample.pdf"), toPath: bobsCopy)
+        try team.bob("add", "-q", bobsCopy)
+        try team.bob("highlight", "add", "1", "--text", "quick brown fox", "--page", "1", "--shared")
+        try team.bob("highlight", "add", "1", "--text", "inverted index", "--page", "2")
+        // Bob sees his own path.
+        #expect(try team.bob("show", "1", "--json").stdout.contains("home-bob-Downloads"))
+        // Alice, without --all-users on her server: the browser asks for everyone's shared ones.
+        let server = try RunningServer(team.aliceBox, [], environment: ["MARGIN_LIBRARY": team.aliceURL])
+        let (mineOnly, mine) = try fetch(server.url + "/api/books/1/highlights")
+        #expect(mineOnly == 200 && mine == "[]", "\(mine)")
+        let (allStatus, all) = try fetch(server.url + "/api/books/1/highlights?all-users=1")
+        #expect(allStatus == 200 && all.contains("quick brown fox") && !all.contains("inverted index"), "\(all)")
+        #expect(all.contains("\"author\":\"\(team.bob)\""), "\(all)")
+        // The book page shows the team's shared annotations, by whom, and offers the choice.
+        let (pageStatus, page) = try fetch(server.url + "/books/1")
+        #expect(pageStatus == 200 && page.contains("quick brown fox") && page.contains(team.bob), "\(page)")
+        #expect(!page.contains("inverted index"), "bob's private highlight stays his")
+        let (_, onlyMine) = try fetch(server.url + "/books/1?all-users=0")
+        #expect(!onlyMine.contains("quick brown fox"), "\(onlyMine)")
+        // No member's local path, anywhere alice looks.
+        let (_, bookJSON) = try fetch(server.url + "/api/books/1")
+        let (_, books) = try fetch(server.url + "/api/books")
+        for text in [page, bookJSON, books] { #expect(!text.contains("home-bob-Downloads"), "\(text)") }
+        #expect(!(try team.alice("show", "1", "--json").stdout.contains("home-bob-Downloads")))
+        let psql = try runProcess(
+            "/usr/bin/psql", [team.aliceURL, "-At", "-c", "SELECT count(*) FROM margin.source WHERE url LIKE 'file:%'"])
+        #expect(psql.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(psql)")
+        // Alice shares a highlight from the reader's page (the API its share button calls).
+        let (created, body) = try fetch(
+            server.url + "/api/books/1/highlights", method: "POST", body: #"{"page": 3, "text": "Zebra crossings"}"#)
+        #expect(created == 201 && body.contains("\"shared\":false"), "\(body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["id"] as? Int)
+        let (shared, sharedBody) = try fetch(
+            server.url + "/api/highlights/\(id)", method: "PATCH", body: #"{"shared": true}"#)
+        #expect(shared == 200 && sharedBody.contains("\"shared\":true"), "\(sharedBody)")
+        let (_, reader) = try fetch(server.url + "/books/1/pages/3")
+        #expect(reader.contains("data-team-user=\"\(team.alice)\""), "the reader knows it is a team's")
+        let (_, script) = try fetch(server.url + "/static/reader.js")
+        #expect(script.contains("data-action") && script.contains("\"share\""), "a share control")
+        #expect(server.stop().status == 0)
+        let seen = try team.bob("highlight", "list", "--all-users", "--json").stdout
+        #expect(seen.contains("Zebra crossings"), "\(seen)")
+    }
+
+    /// In Chromium: bob's shared highlight shows his name and no buttons; alice shares hers with
+    /// the button the reader gives it.
+    @Test(
+        .enabled(
+            if: TestCluster.available && BrowserTests.chromium,
+            "needs chromium, chromium-driver, selenium and the cluster (make test installs and starts them)"))
+    func aMemberSharesFromTheReaderInChromium() throws {
+        let team = try TeamUsersTests.Team()
+        try team.bob("add", "-q", Fixtures.pdf("sample.pdf"))
+        try team.bob("highlight", "add", "1", "--text", "Zebra crossings", "--page", "3", "--shared")
+        try team.alice("highlight", "add", "1", "--text", "only one", "--page", "3")
+        let server = try RunningServer(team.aliceBox, [], environment: ["MARGIN_LIBRARY": team.aliceURL])
+        defer { _ = server.stop() }
+        let (status, output, errors) = try runBrowserScript([
+            Fixtures.root + "/Tests/Browser/team_share.py", server.url, "1", "3", "only one",
+        ])
+        #expect(status == 0, "\(errors)")
+        let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(errors)")
+        let before = try #require(report["before"] as? [[String: Any]])
+        let bobs = try #require(before.first { ($0["text"] as? String)?.contains("Zebra") == true })
+        #expect(bobs["by"] as? [String] == ["— \(team.bob)"], "\(bobs)")
+        #expect((bobs["share"] as? [String])?.isEmpty == true && bobs["remove"] as? Int == 0, "\(bobs)")
+        let hers = try #require(before.first { ($0["text"] as? String)?.contains("only one") == true })
+        #expect(hers["share"] as? [String] == ["share"] && hers["remove"] as? Int == 1, "\(hers)")
+        // Shared: bob sees it now.
+        let seen = try team.bob("highlight", "list", "--all-users", "--json").stdout
+        #expect(seen.contains("only one"), "\(seen)")
+    }
+}

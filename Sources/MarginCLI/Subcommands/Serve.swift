@@ -14,6 +14,13 @@ extension Margin {
                 and press h to highlight, n for a note, b to bookmark, arrows to turn pages, ? for \
                 the keys), and the JSON API under /api (the CLI's --json shapes; see CLI.md).
 
+                On a team library (MARGIN_LIBRARY=postgres://…) the server acts as the URL's \
+                user. Its pages show the user's annotations with those the team shares, each \
+                with who made it (?all-users=0 shows only the user's own); the API answers as \
+                the CLI does (the user's own; the team's shared ones too with --all-users or \
+                ?all-users=1). Each of the user's annotations in the reader has a share button; \
+                a path on another member's machine (a file:// source) is never shown.
+
                 Loopback only by default. Any other address needs a token ($MARGIN_TOKEN or \
                 --token-file FILE; --token T works too but shows in `ps`): every request without \
                 it gets 401; a browser signs in once with /login?token=TOKEN. An address counts \

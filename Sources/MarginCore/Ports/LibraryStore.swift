@@ -64,6 +64,10 @@ public enum Audience: Sendable {
     case mine
     case sharedToo
     case everything
+
+    /// The audience of the work under way in this task, when it differs from the store's (a
+    /// reader's request asking for the team's shared annotations, or for the user's own).
+    @TaskLocal public static var chosen: Audience?
 }
 
 /// A library many users share (PostgreSQL): who the user is, whose annotations reads return,

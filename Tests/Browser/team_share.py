@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Shares an annotation from the reader of a team library's `margin serve`, in Debian's chromium
+through chromium-driver with Selenium (driver paths given: nothing is downloaded).
+
+On page PAGE of book BOOK it waits for the list of the page's annotations, clicks the share
+button of the one reading OWN, waits for the reader to say it is shared, and reports as JSON
+what each listed annotation showed: its text, whether it had share and remove buttons, and the
+name shown for someone else's.
+
+Usage: team_share.py URL BOOK PAGE OWN
+"""
+import json
+import os
+import sys
+import time
+
+url, book, page, own = sys.argv[1:5]
+os.environ.setdefault("SE_OFFLINE", "true")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+options = webdriver.ChromeOptions()
+options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
+    options.add_argument(flag)
+driver = webdriver.Chrome(
+    service=Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+
+
+def wait(condition, what, seconds=20):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def listed():
+    return [{
+        "text": li.text,
+        "share": [b.text for b in li.find_elements(By.CSS_SELECTOR, "button[data-action=share]")],
+        "remove": len(li.find_elements(By.CSS_SELECTOR, "button[title^=Remove]")),
+        "by": [s.text for s in li.find_elements(By.CSS_SELECTOR, ".by")],
+    } for li in driver.find_elements(By.CSS_SELECTOR, "#page-annotations li")]
+
+
+try:
+    driver.get(f"{url.rstrip('/')}/books/{book}/pages/{page}")
+    wait(lambda: len(listed()) >= 2, "the page's annotations")
+    before = listed()
+    item = next(li for li in driver.find_elements(By.CSS_SELECTOR, "#page-annotations li") if own in li.text)
+    item.find_element(By.CSS_SELECTOR, "button[data-action=share]").click()
+    status = wait(lambda: "Shared with the team" in driver.find_element(By.ID, "status").text
+                  and driver.find_element(By.ID, "status").text, "the reader to say it is shared")
+    wait(lambda: any(own in a["text"] and a["share"] == ["shared"] for a in listed()), "the list to show it shared")
+    print(json.dumps({"before": before, "after": listed(), "status": status}))
+finally:
+    driver.quit()

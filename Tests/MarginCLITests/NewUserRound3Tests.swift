@@ -267,4 +267,39 @@ import Testing
         let listed = try box.ok("list", "--library", typo)
         #expect(listed.stdout.contains("A Sample Paper") && listed.stderr.isEmpty, "\(listed)")
     }
+
+    /// Annotations and exports in the page's reading order (poppler's text flow): a two-column
+    /// page's left column before its right one, though the right one's top stands higher; CSV in
+    /// the same order, not grouped by kind.
+    @Test func annotationsFollowTheReadingOrderOfTwoColumnPages() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("two-columns.pdf"), Fixtures.pdf("sample.pdf"))
+        // Made in another order than they are read.
+        try box.ok("highlight", "add", "1", "--text", "Digital readers lost the margin")
+        try box.ok("highlight", "add", "1", "--text", "between a reader and the text")
+        try box.ok("highlight", "add", "1", "--text", "Margins hold the notes")
+        try box.ok("memo", "add", "1", "--page", "1", "a memo on the page")
+        try box.ok("bookmark", "add", "2", "2")
+        try box.ok("highlight", "add", "2", "--text", "inverted index")
+        try box.ok("memo", "add", "2", "--page", "1", "first page memo")
+        let read = ["Margins hold the notes", "between a reader and the text", "Digital readers lost the margin"]
+        let listed = try #require(try box.ok("highlight", "list", "1", "--json").json() as? [[String: Any]])
+        #expect(listed.compactMap { $0.string("text") } == read)
+        let all = try #require(try box.ok("annotations", "1", "--json").json() as? [[String: Any]])
+        #expect(all.compactMap { $0.string("text") } == read + ["a memo on the page"], "\(all)")
+        let backup = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(try box.ok("export", "1", "--format", "json").stdout.utf8)) as? [String: Any])
+        let books = try #require(backup["books"] as? [[String: Any]])
+        #expect((books.first?["highlights"] as? [[String: Any]])?.compactMap { $0.string("text") } == read)
+        let markdown = try box.ok("export", "1", "--format", "markdown").stdout
+        let places = read.compactMap { markdown.range(of: $0)?.lowerBound }
+        #expect(places.count == 3 && places == places.sorted(), "\(markdown)")
+        // CSV: one row after another as they are read, whatever their kind.
+        let csv = try box.ok("export", "1", "2", "--format", "csv").stdout
+        let rows = csv.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",").map(String.init) }
+        #expect(
+            rows.map { $0[2] } == ["highlight", "highlight", "highlight", "memo", "memo", "bookmark", "highlight"],
+            "\(csv)")
+    }
 }

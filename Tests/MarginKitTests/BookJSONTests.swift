@@ -149,7 +149,7 @@ import Testing
                 == [
                     "id", "uuid", "title", "author", "pages", "sha256", "bytes", "sources", "folder", "tags", "memo",
                     "addedAt", "updatedAt", "openedAt", "cached", "file", "encrypted", "textlessPages", "indexed",
-                    "addedBy", "doi", "arxiv", "year", "citationKey", "venue", "publisher",
+                    "addedBy", "doi", "arxiv", "year", "citationKey", "venue", "publisher", "workType",
                 ])
     }
 }

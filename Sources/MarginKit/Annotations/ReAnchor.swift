@@ -78,20 +78,20 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) 
 }
 
 /// The folded text just before and after a match in `cased` coordinates.
-private func foldedContext(_ text: SearchableText, around range: Range<Int>) -> ([Unicode.Scalar], [Unicode.Scalar]) {
+func foldedContext(_ text: SearchableText, around range: Range<Int>) -> ([Unicode.Scalar], [Unicode.Scalar]) {
     func fold(_ slice: ArraySlice<Unicode.Scalar>) -> [Unicode.Scalar] { foldedTerm(scalarString(slice)) }
     let before = fold(text.cased[max(0, range.lowerBound - 40)..<range.lowerBound])
     let after = fold(text.cased[range.upperBound..<min(text.cased.count, range.upperBound + 40)])
     return (before, after)
 }
 
-private func commonSuffix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+func commonSuffix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
     var count = 0
     while count < a.count, count < b.count, a[a.count - 1 - count] == b[b.count - 1 - count] { count += 1 }
     return count
 }
 
-private func commonPrefix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+func commonPrefix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
     var count = 0
     while count < a.count, count < b.count, a[count] == b[count] { count += 1 }
     return count

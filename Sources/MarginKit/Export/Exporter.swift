@@ -216,24 +216,44 @@ func csv(_ books: [Backup.BookEntry]) -> String {
         ]
     ]
     for book in books {
+        // In reading order, as `annotations` lists them: by page, on a page its bookmarks, its
+        // highlights (already in the page's reading order), its memos; memos on the whole book last.
+        var entries = [(page: Int, kind: Int, row: [String])]()
         for b in book.bookmarks {
-            rows.append([
-                book.sha256, book.title, "bookmark", b.uuid, String(b.page), "", "", "", b.label ?? "", "", b.createdAt,
-                b.updatedAt, b.pageLabel ?? "", b.chapter ?? "",
-            ])
+            entries.append(
+                (
+                    b.page, 0,
+                    [
+                        book.sha256, book.title, "bookmark", b.uuid, String(b.page), "", "", "", b.label ?? "", "",
+                        b.createdAt,
+                        b.updatedAt, b.pageLabel ?? "", b.chapter ?? "",
+                    ]
+                ))
         }
         for h in book.highlights {
-            rows.append([
-                book.sha256, book.title, "highlight", h.uuid, String(h.page), h.text, h.note ?? "", h.color, "",
-                h.author ?? "", h.createdAt, h.updatedAt, h.pageLabel ?? "", h.chapter ?? "",
-            ])
+            entries.append(
+                (
+                    h.page, 1,
+                    [
+                        book.sha256, book.title, "highlight", h.uuid, String(h.page), h.text, h.note ?? "", h.color, "",
+                        h.author ?? "", h.createdAt, h.updatedAt, h.pageLabel ?? "", h.chapter ?? "",
+                    ]
+                ))
         }
         for m in book.memos {
-            rows.append([
-                book.sha256, book.title, "memo", m.uuid, m.page.map(String.init) ?? "", m.text, "", "", "",
-                m.author ?? "", m.createdAt, m.updatedAt, m.pageLabel ?? "", m.chapter ?? "",
-            ])
+            entries.append(
+                (
+                    m.page ?? Int.max, 2,
+                    [
+                        book.sha256, book.title, "memo", m.uuid, m.page.map(String.init) ?? "", m.text, "", "", "",
+                        m.author ?? "", m.createdAt, m.updatedAt, m.pageLabel ?? "", m.chapter ?? "",
+                    ]
+                ))
         }
+        let ordered = entries.enumerated().sorted { a, b in
+            (a.element.page, a.element.kind, a.offset) < (b.element.page, b.element.kind, b.offset)
+        }
+        rows += ordered.map(\.element.row)
     }
     return rows.map { $0.map(csvCell).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
 }

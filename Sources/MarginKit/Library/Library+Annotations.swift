@@ -80,7 +80,7 @@ extension Library {
     // MARK: Highlights
 
     public func highlights(of book: Book?) async throws -> [Highlight] {
-        try await annotations(Highlight.self, of: book).sorted(by: readingOrder)
+        try await inReadingOrder(try await annotations(Highlight.self, of: book))
     }
 
     public func editHighlight(id: Int64, note: String?, color: String?, shared: Bool? = nil) async throws
@@ -206,11 +206,52 @@ extension Library {
             try await bookmarks(of: book).map(AnnotationItem.bookmark)
             + highlights(of: book).map(AnnotationItem.highlight)
             + memos(of: book).map(AnnotationItem.memo)
-        return items.sorted { a, b in
-            let pa = a.page ?? Int.max
-            let pb = b.page ?? Int.max
+        // Highlights come in reading order already: a stable sort by page and kind keeps it.
+        let ranked = items.enumerated().sorted { a, b in
+            let pa = a.element.page ?? Int.max
+            let pb = b.element.page ?? Int.max
             if pa != pb { return pa < pb }
-            return rank(a) < rank(b)
+            let (ka, kb) = (kind(a.element), kind(b.element))
+            return ka != kb ? ka < kb : a.offset < b.offset
+        }
+        return ranked.map(\.element)
+    }
+
+    /// Highlights in reading order: by book and page, then where their text stands in the page's
+    /// text as poppler reads it (a two-column page's left column before its right one), then top
+    /// to bottom. Only pages with two highlights or more need their text read.
+    func inReadingOrder(_ highlights: [Highlight]) async throws -> [Highlight] {
+        var perPage = [PageKey: Int]()
+        for highlight in highlights { perPage[PageKey(book: highlight.bookId, page: highlight.page), default: 0] += 1 }
+        let shared = perPage.filter { $0.value > 1 }.keys
+        var offsets = [Int64: Int]()
+        if !shared.isEmpty {
+            let byBook = Dictionary(grouping: shared, by: \.book).mapValues { $0.map(\.page) }
+            let texts = try await repository.read { store in
+                var texts = [PageKey: String]()
+                for (book, numbers) in byBook {
+                    let query = Query<PageText>().filter(
+                        PageText.Fields.bookId == book && PageText.Fields.number.isIn(numbers))
+                    for page in try store.fetch(query) { texts[PageKey(book: book, page: page.number)] = page.text }
+                }
+                return texts
+            }
+            var searchable = [PageKey: SearchableText]()
+            for highlight in highlights where !highlight.orphaned {
+                let key = PageKey(book: highlight.bookId, page: highlight.page)
+                guard perPage[key, default: 0] > 1, let text = texts[key] else { continue }
+                if searchable[key] == nil { searchable[key] = SearchableText(text) }
+                if let id = highlight.id, let offset = textOffset(of: highlight, in: searchable[key]!) {
+                    offsets[id] = offset
+                }
+            }
+        }
+        return highlights.sorted { a, b in
+            if a.bookId != b.bookId { return a.bookId < b.bookId }
+            if a.page != b.page { return a.page < b.page }
+            let (oa, ob) = (a.id.flatMap { offsets[$0] }, b.id.flatMap { offsets[$0] })
+            if let oa, let ob, oa != ob { return oa < ob }
+            return readingOrder(a, b)
         }
     }
 
@@ -323,12 +364,35 @@ func readingOrder(_ a: Highlight, _ b: Highlight) -> Bool {
     return (a.rects.first?.first ?? 0) < (b.rects.first?.first ?? 0)
 }
 
-private func rank(_ item: AnnotationItem) -> (Int, Double, Int64) {
+/// On a page: bookmarks first, then highlights, then memos.
+private func kind(_ item: AnnotationItem) -> Int {
     switch item {
-    case .bookmark(let b): return (0, 0, b.id ?? 0)
-    case .highlight(let h): return (1, -h.top, h.id ?? 0)
-    case .memo(let m): return (2, 0, m.id ?? 0)
+    case .bookmark: return 0
+    case .highlight: return 1
+    case .memo: return 2
     }
+}
+
+/// A page of a book.
+private struct PageKey: Hashable {
+    var book: Int64
+    var page: Int
+}
+
+/// Where a highlight's text starts in its page's text: the occurrence whose surroundings best
+/// match the highlight's stored prefix and suffix (text repeated on a page is told apart so).
+func textOffset(of highlight: Highlight, in text: SearchableText) -> Int? {
+    let term = foldedTerm(highlight.text)
+    guard !term.isEmpty else { return nil }
+    let wantedBefore = foldedTerm(highlight.prefix)
+    let wantedAfter = foldedTerm(highlight.suffix)
+    var best: (offset: Int, score: Int)?
+    for range in text.foldedMatches(term, wholeWord: false) {
+        let (before, after) = foldedContext(text, around: range)
+        let score = commonSuffix(wantedBefore, before) + commonPrefix(wantedAfter, after)
+        if best == nil || score > best!.score { best = (range.lowerBound, score) }
+    }
+    return best?.offset
 }
 
 /// The most text one memo, note or highlight may hold: notes, not documents (a memo of many

@@ -401,6 +401,8 @@ import Testing
         book.venue = "V"
         book.publisher = "P"
         book.userFields = ["title", "author"]
+        book.workType = "journal-article"
+        book.yearSource = "crossref"
         for child in Mirror(reflecting: book).children where child.label != "id" {
             let value = child.value
             let unset =

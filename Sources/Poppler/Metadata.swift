@@ -27,8 +27,12 @@ public struct TextLine: Sendable, Equatable, Codable {
     public var top: Double
     public var bottom: Double
     public var left: Double
+    /// The line's text cut where a wide space (more than one and a half times the type size)
+    /// parts it: names set side by side in columns; nil when nothing parts it.
+    public var pieces: [String]?
 
-    public init(text: String, fontSize: Double, top: Double, bottom: Double, left: Double) {
+    public init(text: String, fontSize: Double, top: Double, bottom: Double, left: Double, pieces: [String]? = nil) {
+        self.pieces = pieces
         self.text = text
         self.fontSize = fontSize
         self.top = top
@@ -70,16 +74,32 @@ extension Page {
         var top = Double.infinity
         var bottom = -Double.infinity
         var left = Double.infinity
+        // Where the line's previous character ended, and where wide spaces cut it.
+        var previousEnd: Double?
+        var cuts = [String.UnicodeScalarView.Index]()
         func finish() {
             let line = String(current).trimmingCharacters(in: .whitespaces)
             if !line.isEmpty {
-                lines.append(TextLine(text: line, fontSize: size, top: top, bottom: bottom, left: left))
+                var pieces: [String]?
+                if !cuts.isEmpty {
+                    var bounds = [current.startIndex] + cuts + [current.endIndex]
+                    bounds = bounds.sorted()
+                    pieces = zip(bounds, bounds.dropFirst()).map {
+                        String(String.UnicodeScalarView(current[$0..<$1])).trimmingCharacters(in: .whitespaces)
+                    }.filter { !$0.isEmpty }
+                }
+                lines.append(
+                    TextLine(
+                        text: line, fontSize: size, top: top, bottom: bottom, left: left,
+                        pieces: (pieces?.count ?? 0) > 1 ? pieces : nil))
             }
             current = String.UnicodeScalarView()
             size = 0
             top = .infinity
             bottom = -.infinity
             left = .infinity
+            previousEnd = nil
+            cuts = []
         }
         for index in scalars.indices {
             let scalar = scalars[index]
@@ -87,9 +107,26 @@ extension Page {
                 finish()
                 continue
             }
-            current.append(scalar)
-            guard index < Int(count), !scalar.properties.isWhitespace else { continue }
+            guard index < Int(count), !scalar.properties.isWhitespace else {
+                current.append(scalar)
+                continue
+            }
             let box = layout[index]
+            // poppler may run lines of a grid together without a line break: a character wholly
+            // below or above the line so far starts a new line.
+            if !current.isEmpty, top.isFinite, box.y1 >= bottom - 0.5 || box.y2 <= top + 0.5 {
+                finish()
+            }
+            if let end = previousEnd {
+                let em = max(sizes[index], 1)
+                // A wide space, or a step back to the left: another column's piece of the line.
+                if box.x1 - end > em * 1.5 || box.x2 < end - em {
+                    cuts.append(current.endIndex)
+                    if current.last.map({ !$0.properties.isWhitespace }) ?? false { current.append(" ") }
+                }
+            }
+            previousEnd = box.x2
+            current.append(scalar)
             size = max(size, sizes[index])
             top = min(top, box.y1)
             bottom = max(bottom, box.y2)

@@ -173,6 +173,64 @@ import Testing
         #expect(TitleGuess.joinLines(["Hyphen-", "ated words", "join"]) == "Hyphenated words join")
     }
 
+    @Test func junkIsNeverATitleAndCoversHaveTheirs() {
+        func line(_ text: String, _ size: Double, _ top: Double, left: Double = 72) -> TextLine {
+            TextLine(text: text, fontSize: size, top: top, bottom: top + size, left: left)
+        }
+        let body = (0..<12).map {
+            line("Body text that runs on and on across the page, line \($0).", 10, 300 + Double($0) * 13)
+        }
+        // Headings and labels set large are not a work's title.
+        for junk in [
+            "1 Your Chapter", "2.3 Results", "Contents", "Table of Contents", "Title", "Abstract", "Chapter 4 Methods",
+            String(repeating: "12.5  3,400  17 % ", count: 12),
+        ] {
+            #expect(TitleGuess.title(in: [line(junk, 18, 90)] + body, pageHeight: 792) == nil, "\(junk)")
+        }
+        // A cover: the title in the largest type, a subtitle smaller, a version line.
+        let cover = [
+            line("Think Stats", 37, 300), line("Exploratory Data Analysis in Python", 26, 345),
+            line("Version 2.0.25", 18, 430),
+        ]
+        #expect(
+            TitleGuess.title(in: cover, pageHeight: 1188)?.title == "Think Stats: Exploratory Data Analysis in Python")
+        // A title page in one type size: its first line, standing apart, and the name below it.
+        let thesis = [
+            line("Investigación informática forense basada en Emacs", 10, 105, left: 213),
+            line("José Luis Jerez Guerero", 10, 129, left: 268), line("Madrid, Julio 2015", 10, 153, left: 277),
+            line("Tutor:", 10, 238), line("© 2015, José Luis Jerez Guerrero", 10, 634),
+        ]
+        let guess = TitleGuess.title(in: thesis, pageHeight: 842)
+        #expect(guess?.title == "Investigación informática forense basada en Emacs")
+        #expect(guess?.authors == "José Luis Jerez Guerero" && guess?.strong == false)
+        // A running head's volume and issue glued to the title; ligatures; a footnote mark.
+        #expect(TitleGuess.cleanPageTitle("29,2Shift work in nurses") == "Shift work in nurses")
+        #expect(TitleGuess.cleanPageTitle("Di\u{FB00}erential Privacy*") == "Differential Privacy")
+        #expect(TitleGuess.cleanPageTitle("2019 Annual Review") == "2019 Annual Review")
+        // Names with societies' grades; names side by side; places are not people.
+        #expect(
+            TitleGuess.authors(
+                in: "Jordi Soria-Comas, Josep Domingo-Ferrer, Fellow, IEEE, and David Megías, Member, IEEE")?
+                .people.map(\.displayName) == ["Jordi Soria-Comas", "Josep Domingo-Ferrer", "David Megías"])
+        #expect(
+            TitleGuess.authors(in: "Ann B. Smith Bo Jones Chen Wu")?.people.map(\.displayName)
+                == ["Ann B. Smith", "Bo Jones", "Chen Wu"])
+        #expect(TitleGuess.authors(in: "Class A, Claim ID") == nil)
+        #expect(TitleGuess.authors(in: "1309 S. Mary Avenue") == nil)
+        #expect(TitleGuess.authors(in: "Name: Anil DuttFather's") == nil)
+    }
+
+    @Test func metadataAuthorsThatAreNotPeople() {
+        for login in [
+            "Txus", "office-2007", "jsmith", "Administrator", "(With Provisional Estimates from 2011-12)",
+            "Mishra, Anshita [JRDUS NON-J&J]", "ann@example.org",
+        ] {
+            #expect(MetadataDetector.usableAuthor(login) == nil, "\(login)")
+        }
+        #expect(MetadataDetector.usableAuthor("Jennifer Ginn") == "Jennifer Ginn")
+        #expect(MetadataDetector.usableAuthor("Lovelace, Ada") == "Lovelace, Ada")
+    }
+
     @Test func xmpFields() {
         let xmp = XMP(
             """

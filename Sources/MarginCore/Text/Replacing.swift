@@ -95,3 +95,17 @@ public func singleLine(_ text: String) -> String {
     }
     return result.trimmingWhitespace()
 }
+
+/// Latin ligatures (U+FB00–U+FB06, what a PDF's fonts map "ff", "fi", "ffl"… to) as their
+/// letters: a title or a name is searched for, cited and compared with them spelled out.
+public func expandLigatures(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { (0xFB00...0xFB06).contains($0.value) }) else { return text }
+    let letters: [UInt32: String] = [
+        0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl", 0xFB05: "st", 0xFB06: "st",
+    ]
+    var result = ""
+    for scalar in text.unicodeScalars {
+        if let spelled = letters[scalar.value] { result += spelled } else { result.unicodeScalars.append(scalar) }
+    }
+    return result
+}

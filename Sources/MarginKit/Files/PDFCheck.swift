@@ -89,6 +89,7 @@ func cleanTitle(_ title: String?) -> String? {
     if title.isEmpty
         || ["untitled", "document", "title", "notitle", "untitleddocument", "slide", "presentation", "none", "unknown"]
             .contains(placeholder)
+        || Identifiers.isIdentifierTitle(title)
     {
         return nil
     }

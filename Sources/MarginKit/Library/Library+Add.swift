@@ -207,7 +207,8 @@ extension Library {
             var book = Book(
                 sha256: staged.sha256,
                 title: nonEmpty(options.title) ?? found?.title ?? facts.title ?? kind.fallbackTitle,
-                author: nonEmpty(options.author) ?? found?.author ?? facts.author,
+                author: nonEmpty(options.author) ?? found?.author
+                    ?? facts.author.flatMap(MetadataDetector.usableAuthor),
                 pages: facts.pages, bytes: staged.bytes, folder: normalizedFolder(options.folder),
                 password: password, now: now)
             describe(&book, found: found, source: kind.sourceURL)
@@ -225,8 +226,8 @@ extension Library {
                 book.arxiv = lookedUp.arxiv ?? book.arxiv
             }
             // A title or author is one line, wherever it came from (metadata holds raw newlines).
-            book.title = singleLine(book.title)
-            book.author = book.author.map(singleLine)
+            book.title = singleLine(expandLigatures(book.title))
+            book.author = book.author.map { singleLine(expandLigatures($0)) }
             if nonEmpty(options.title) != nil { book.userFields.append("title") }
             if nonEmpty(options.author) != nil { book.userFields.append("author") }
             let source = Source(

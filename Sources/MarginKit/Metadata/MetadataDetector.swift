@@ -18,22 +18,39 @@ enum MetadataDetector {
         var found = FoundMetadata()
         let infoTitle = document.title
         let pageTitle = TitleGuess.title(in: firstPage, pageHeight: pageHeight)
-        if let title = xmp?.title.flatMap(usableTitle) {
+        let printed = PrintedWords(firstPageText)
+        // The metadata's title when the page prints it (or the page has no title to give);
+        // a stale one (another document's, a draft's) gives way to the page's, and so does one
+        // the page's title holds ("Geometrie und Topologie" in "Einführung in die Geometrie …").
+        func prefer(_ metadata: String) -> Bool {
+            guard let page = pageTitle?.title, pageTitle?.strong == true else { return true }
+            let short = printed.normalized(metadata)
+            if printed.normalized(page).contains(short), short.count < printed.normalized(page).count { return false }
+            return printed.holds(metadata) || printed.isEmpty
+        }
+        if let title = (xmp?.title).map(expandLigatures).flatMap(usableTitle), prefer(title) {
             found.title = title
             found.titleSource = "xmp"
-        } else if let title = infoTitle.flatMap(usableTitle) {
+        } else if let title = infoTitle.map(expandLigatures).flatMap(usableTitle), prefer(title) {
             found.title = title
             found.titleSource = "metadata"
         } else if let title = pageTitle?.title {
             found.title = title
             found.titleSource = "page"
-        } else if let title = cleanTitle(infoTitle) {
+        } else if let title = cleanTitle(infoTitle).map(expandLigatures), !Identifiers.isIdentifierTitle(title) {
             // "Microsoft Word - thesis draft.docx" is still better than the file's name.
             found.title = title
             found.titleSource = "metadata"
         }
-        let infoAuthor = document.author.flatMap(usableAuthor)
-        found.author = xmp?.creators.flatMap(usableAuthor) ?? infoAuthor ?? pageTitle?.authors
+        // The metadata's authors unless they are a login or a program's name; the page's when
+        // the metadata names someone the page doesn't (an uploader, a template's author).
+        let metadataAuthor = (xmp?.creators.flatMap(usableAuthor) ?? document.author.flatMap(usableAuthor))
+            .map(expandLigatures)
+        if let metadataAuthor, pageTitle?.authors == nil || printed.holds(metadataAuthor) || printed.isEmpty {
+            found.author = metadataAuthor
+        } else {
+            found.author = pageTitle?.authors
+        }
         let metadataText = [document.subject, document.keywords, xmp?.doi, xmp?.identifier].compactMap { $0 }
             .joined(separator: "\n")
         found.doi =
@@ -69,9 +86,36 @@ enum MetadataDetector {
         guard !trimmed.isEmpty, trimmed.contains(where: \.isLetter),
             !["unknown", "user", "admin", "administrator", "author", "owner", "root"].contains(lower),
             !lower.contains("microsoft"), !lower.contains("latex"), !lower.contains("tex "),
-            trimmed.contains(" ") || trimmed.contains(",")
+            trimmed.contains(" ") || trimmed.contains(","),
+            // A note, a department, an address: not names.
+            !trimmed.contains(where: { $0.isNumber || "([{@<".contains($0) })
         else { return nil }
         return trimmed
+    }
+}
+
+/// The words a first page prints, to ask whether a title or a name from the metadata is on it.
+struct PrintedWords {
+    private let words: Set<String>
+
+    init(_ text: String) {
+        words = Set(PrintedWords.split(text))
+    }
+
+    var isEmpty: Bool { words.isEmpty }
+
+    /// Most of the text's words (of three letters or more) are on the page.
+    func holds(_ text: String) -> Bool {
+        let wanted = PrintedWords.split(text).filter { $0.count >= 3 }
+        guard !wanted.isEmpty else { return false }
+        return Double(wanted.filter(words.contains).count) >= Double(wanted.count) * 0.7
+    }
+
+    /// Lowercased words joined by single spaces, ligatures spelled out.
+    func normalized(_ text: String) -> String { PrintedWords.split(text).joined(separator: " ") }
+
+    private static func split(_ text: String) -> [String] {
+        expandLigatures(text).lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
     }
 }
 
@@ -88,48 +132,171 @@ enum TitleGuess {
             #"(?i)(abstract|introduction|universit|institut|department|dept\.|school|college|laborator|\blabs?\b|research|centre|center|inc\.|corp|ltd|gmbh|@|\bemail\b|\bcorrespond|keywords)"#
     )
 
-    static func title(in lines: [TextLine], pageHeight: Double) -> (title: String, authors: String?)? {
+    /// Lines that open a page's body, not its title block: where the names end for good.
+    private static let bodyStarts = try? NSRegularExpression(
+        pattern: #"(?i)^\s*(abstract|introduction|keywords|key words|index terms|ccs concepts|contents|summary)\b"#)
+    /// Headings and labels that are never a work's title ("1 Introduction", "Contents", "Title").
+    private static let junkTitle = try? NSRegularExpression(
+        pattern:
+            #"(?i)^\s*(([0-9]+(\.[0-9]+)*\.?|[IVX]+\.|chapter [0-9ivx]+|section [0-9]+)\s+\S|(table of )?contents$|title$|abstract$|index$|preface$|foreword$|acknowledge?ments$|references$|bibliography$|appendix\b|front cover$|back cover$|untitled)"#
+    )
+
+    /// The title (and authors) the page shows; `strong` when its type sets it apart (a title
+    /// found as the first line of a page in one type size is weak: metadata outranks it).
+    static func title(in lines: [TextLine], pageHeight: Double) -> (title: String, authors: String?, strong: Bool)? {
         guard !lines.isEmpty else { return nil }
         // The body's size: the size most characters are set in.
         var weight = [Double: Int]()
         for line in lines { weight[(line.fontSize * 2).rounded() / 2, default: 0] += line.text.count }
-        guard let body = weight.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key,
+        guard var body = weight.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key,
             body > 0
         else { return nil }
         let top = lines.filter { $0.top < pageHeight * 0.6 }
-        let candidates = top.enumerated().filter { _, line in !matches(notTitle, line.text) && isWordy(line.text) }
-        guard let largest = candidates.map(\.element.fontSize).max(), largest >= body * 1.15 else { return nil }
-        guard let first = candidates.first(where: { $0.element.fontSize >= largest - 0.5 })?.offset else { return nil }
+        let candidates = top.enumerated().filter { _, line in isTitleLike(line.text) }
+        guard var largest = candidates.map(\.element.fontSize).max() else { return nil }
+        var first: Int?
+        var cover = false
+        let sparse = lines.count <= 40 && lines.reduce(0, { $0 + $1.text.count }) <= 1_500
+        let smallest = lines.filter { isWordy($0.text) }.map(\.fontSize).min() ?? body
+        if largest >= body * 1.15 {
+            first = candidates.first(where: { $0.element.fontSize >= largest - 0.5 })?.offset
+        } else if sparse {
+            // A cover or title page: little text, its title the largest type on it (a cover
+            // has more title than anything else), or, all in one size, the first line standing
+            // apart near the top.
+            if largest >= smallest * 1.15 {
+                body = smallest
+                first = candidates.first(where: { $0.element.fontSize >= largest - 0.5 })?.offset
+            } else if let (offset, line) = candidates.first, line.top < pageHeight * 0.45, !line.text.hasSuffix("."),
+                offset + 1 >= top.count || top[offset + 1].top - line.bottom >= line.fontSize * 1.2
+            {
+                first = offset
+                largest = line.fontSize
+            }
+            cover = first != nil
+        }
+        guard let first else { return nil }
         var titleLines = [top[first]]
         var index = first + 1
         while index < top.count, abs(top[index].fontSize - largest) <= 0.5,
-            top[index].top - titleLines[titleLines.count - 1].bottom < largest * 1.5
+            top[index].top - titleLines[titleLines.count - 1].bottom < largest * 1.5,
+            isTitleLike(top[index].text), !cover || largest > body || authors(in: top[index].text) == nil
         {
             titleLines.append(top[index])
             index += 1
         }
-        let title = joinLines(titleLines.map(\.text))
-        guard title.count >= 3, title.count <= 300, title.contains(where: \.isLetter) else { return nil }
-        // The authors: the lines just below, smaller than the title, until an affiliation or
-        // the abstract.
-        var names = [PersonName]()
-        while index < top.count, names.count < 40 {
-            let line = top[index]
-            if line.fontSize >= largest - 0.5 { break }
-            // "Ann Smith, Example Labs": the names before the affiliation, and no line after it.
-            guard let (people, affiliation) = authors(in: line.text), !people.isEmpty else { break }
-            names += people
-            if affiliation { break }
-            index += 1
+        var title = cleanPageTitle(joinLines(titleLines.map(\.text)))
+        // A subtitle set smaller just below ("Think Stats" / "Exploratory Data Analysis in Python").
+        if index < top.count, !title.contains(":"), !title.hasSuffix("?"), !title.hasSuffix("!") {
+            let next = top[index]
+            let sameSize = lines.filter { abs($0.fontSize - next.fontSize) <= 0.5 }.count
+            let gap = next.top - titleLines[titleLines.count - 1].bottom
+            // On a cover the subtitle may be set in the size most of its few words are.
+            if next.fontSize < largest - 0.5, next.fontSize > (sparse ? smallest : body) + 0.5,
+                next.fontSize >= largest * 0.55,
+                gap < largest * 1.5, isTitleLike(next.text), authors(in: next.text) == nil, sameSize <= 2,
+                (2...14).contains(next.text.split(separator: " ").count), !next.text.hasSuffix("."),
+                Identifiers.printedYear(in: next.text) == nil
+            {
+                title += ": " + cleanPageTitle(next.text)
+                index += 1
+            }
         }
-        return (title, names.isEmpty ? nil : names.map(\.displayName).joined(separator: ", "))
+        guard title.count >= 3, title.count <= 250, title.contains(where: \.isLetter) else { return nil }
+        // The authors: the lines below the title, smaller than it (a cover's may be the same
+        // size), with their affiliations, addresses and e-mails between them, until the body.
+        var names = [PersonName]()
+        var scanned = 0
+        // Row by row down the page, left to right in a row: names set in a grid (a column an
+        // author, as ACM sets them) come in the order they are printed, whatever order poppler
+        // reads the grid's columns in.
+        let below = top[min(index, top.count)...].sorted {
+            abs($0.top - $1.top) > 2 ? $0.top < $1.top : $0.left < $1.left
+        }
+        var next = below.startIndex
+        while next < below.endIndex, names.count < 60, scanned < 90 {
+            let line = below[next]
+            next += 1
+            scanned += 1
+            if line.fontSize > largest + 0.5 || (!cover && line.fontSize >= largest - 0.5) { break }
+            if matches(bodyStarts, line.text) { break }
+            // Names side by side in columns count as a list.
+            if let (people, _) = authors(in: line.pieces?.joined(separator: ", ") ?? line.text), !people.isEmpty {
+                names += people
+                continue
+            }
+            // Between names: their affiliations, addresses and e-mails; anything else ends them,
+            // and so do lines that are none of these just below the title (a table's cells).
+            guard isAffiliation(line.text), !names.isEmpty || scanned <= 3 else { break }
+        }
+        if names.isEmpty, sparse { names = nameColumn(in: lines, below: titleLines[titleLines.count - 1].bottom) }
+        let strong = largest > body + 0.5
+        return (title, names.isEmpty ? nil : names.map(\.displayName).joined(separator: ", "), strong)
+    }
+
+    /// A line of an author block that isn't names: an institution, an address, an e-mail.
+    private static func isAffiliation(_ text: String) -> Bool {
+        let words = text.split(separator: " ").count
+        return matches(afterAuthors, text) || text.contains("@")
+            || words <= 8 && (text.contains(",") || text.contains(where: \.isNumber))
+    }
+
+    /// A run of two or more lines, one name each in the same type, below the title: the authors
+    /// listed down a cover's foot.
+    private static func nameColumn(in lines: [TextLine], below: Double) -> [PersonName] {
+        var best = [PersonName]()
+        var run = [PersonName]()
+        var size = 0.0
+        for line in lines where line.top > below {
+            if let (people, affiliation) = authors(in: line.text), people.count == 1, !affiliation,
+                run.isEmpty || abs(line.fontSize - size) <= 0.5
+            {
+                run += people
+                size = line.fontSize
+            } else {
+                if run.count > best.count { best = run }
+                run = []
+            }
+        }
+        if run.count > best.count { best = run }
+        // "New Hampshire, New Jersey, New Mexico": a list of places shares its first word.
+        let firsts = Dictionary(grouping: best, by: { $0.given ?? "" }).values.map(\.count).max() ?? 0
+        return best.count >= 2 && firsts * 2 <= best.count ? best : []
+    }
+
+    /// Whether a line could be (part of) a title: not a running head, identifier or notice, not
+    /// a numbered heading or a label, not a table's row.
+    private static func isTitleLike(_ text: String) -> Bool {
+        guard isWordy(text), !matches(notTitle, text), !matches(junkTitle, text), text.count <= 250 else {
+            return false
+        }
+        let digits = text.filter(\.isNumber).count
+        return digits * 3 < text.filter { !$0.isWhitespace }.count
+    }
+
+    /// A title as printed, without what its page glued to it: a journal's volume and issue
+    /// ("29,2Shift work…"), ligatures (U+FB00…), a trailing footnote mark.
+    static func cleanPageTitle(_ title: String) -> String {
+        var text = expandLigatures(title)
+        if let glued = text.range(
+            of: #"^[0-9]{1,4}\s*[,(:/]\s*[0-9]{1,4}\)?\s*(?=\p{Lu})"#, options: .regularExpression)
+        {
+            text.removeSubrange(glued)
+        }
+        text = text.replacingOccurrences(of: #"\s*[*†‡§¶]+$"#, with: "", options: .regularExpression)
+        return text.trimmingCharacters(in: .whitespaces)
     }
 
     /// The people a line of a title page names ("Ann Smith¹, Bo Jones* and Chen Wu"), and
     /// whether an affiliation or the abstract follows them on it; nil when it isn't a line of names.
     static func authors(in line: String) -> (people: [PersonName], affiliation: Bool)? {
         let marks = CharacterSet(charactersIn: "*†‡§¶#0123456789¹²³⁴⁵⁶⁷⁸⁹⁰,")
-        let cleaned = line.replacingOccurrences(of: #"\s+(and|&)\s+"#, with: ",", options: .regularExpression)
+        // Grades societies put after names ("Fellow, IEEE", "Member, ACM") are not names.
+        let graded = expandLigatures(line).replacingOccurrences(
+            of: #",?\s*(Senior |Student |Life |Graduate Student )?(Fellow|Member)(,\s*|\s+)(IEEE|ACM|OSA|SIAM)\b"#,
+            with: "", options: .regularExpression)
+        let cleaned = graded.replacingOccurrences(
+            of: #"(^|\s+)(and|&|with)\s+"#, with: ",", options: .regularExpression)
         let parts = cleaned.split(separator: ",").map {
             $0.trimmingCharacters(in: marks.union(.whitespaces))
         }.filter { !$0.isEmpty }
@@ -138,9 +305,23 @@ enum TitleGuess {
         for part in parts {
             if matches(afterAuthors, part) { return (people, true) }
             let words = part.split(separator: " ")
+            // Names set side by side without commas ("Ann Smith  Bo Jones  Chen Wu").
+            if words.count > 5, let run = runOfNames(words.map(String.init)) {
+                people += run
+                continue
+            }
             guard (2...5).contains(words.count),
                 words.allSatisfy({ word in
                     guard let first = word.first else { return false }
+                    // "Class A", "Claim ID": a lone capital or a short acronym is no part of a name;
+                    // nor are words run together ("DuttFather's") or labels ("Name:").
+                    if word.count <= 2, !word.hasSuffix("."), word.allSatisfy(\.isUppercase) { return false }
+                    if word.contains(where: { ":()[]/".contains($0) }) || isRunTogether(String(word)) { return false }
+                    if ["avenue", "street", "road", "boulevard", "drive", "lane", "suite", "building", "floor"]
+                        .contains(word.lowercased())
+                    {
+                        return false
+                    }
                     return first.isUppercase
                         || ["van", "von", "de", "der", "da", "di", "du", "le", "la"].contains(word)
                 }),
@@ -149,6 +330,49 @@ enum TitleGuess {
             people.append(name)
         }
         return (people, false)
+    }
+
+    /// Names one after another, each a given name, initials, and a family name ("Ann B. Smith
+    /// Bo Jones"); nil unless every word falls into a name.
+    private static func runOfNames(_ words: [String]) -> [PersonName]? {
+        let particles: Set<String> = ["van", "von", "de", "der", "da", "di", "du", "le", "la"]
+        func capitalized(_ word: String) -> Bool {
+            guard let first = word.first, first.isUppercase else { return false }
+            return word.count > 1 && !word.hasSuffix(".")
+                && word.dropFirst().allSatisfy { $0.isLetter || $0 == "-" || $0 == "'" }
+        }
+        func initial(_ word: String) -> Bool {
+            word.count <= 3 && word.hasSuffix(".") && word.first?.isUppercase == true
+        }
+        var people = [PersonName]()
+        var index = 0
+        while index < words.count {
+            guard capitalized(words[index]) else { return nil }
+            var parts = [words[index]]
+            index += 1
+            while index < words.count, initial(words[index]) || particles.contains(words[index]) {
+                parts.append(words[index])
+                index += 1
+            }
+            guard index < words.count, capitalized(words[index]) else { return nil }
+            parts.append(words[index])
+            index += 1
+            guard let name = AuthorList.name(parts.joined(separator: " ")) else { return nil }
+            people.append(name)
+        }
+        return people.count >= 2 ? people : nil
+    }
+
+    /// A word with a capital after a small letter, as words run together are ("WelfareAndhra");
+    /// "McKinley", "DeWitt", "MacArthur" are names.
+    private static func isRunTogether(_ word: String) -> Bool {
+        let letters = Array(word)
+        guard letters.count > 3 else { return false }
+        for index in 1..<letters.count where letters[index].isUppercase && letters[index - 1].isLowercase {
+            let before = String(letters[..<index])
+            if !["Mc", "Mac", "De", "Di", "Da", "La", "Le", "Van", "Von", "O'", "D'"].contains(before) { return true }
+        }
+        return false
     }
 
     private static func isWordy(_ text: String) -> Bool {

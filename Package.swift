@@ -136,6 +136,13 @@ let package = Package(
             dependencies: ["CPoppler", "CPopplerLoader"],
             swiftSettings: strict + popplerHeaders
         ),
+        // What poppler-glib can't write into a PDF (an outline, document-level notes), through
+        // qpdf's C API, loaded when first needed.
+        .target(
+            name: "QPDF",
+            dependencies: [],
+            swiftSettings: strict
+        ),
         // Models, text folding, errors and the ports (store, text index, blobs, downloads).
         .target(
             name: "MarginCore",
@@ -173,6 +180,7 @@ let package = Package(
             dependencies: [
                 "MarginCore",
                 "Poppler",
+                "QPDF",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict

@@ -7,7 +7,7 @@
 #                                    firefox-esr with marionette-driver)
 #   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF)
 set -euo pipefail
-packages=(libpoppler-glib-dev libsqlite3-dev pkg-config)
+packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
     packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc)
 fi

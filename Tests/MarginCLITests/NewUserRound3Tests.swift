@@ -303,3 +303,59 @@ import Testing
             "\(csv)")
     }
 }
+
+/// An annotated PDF export carries everything a PDF can hold (issue 31, item 25): bookmarks as
+/// outline entries under "Bookmarks" after the document's own, the memos on the whole book as
+/// notes on its first page; and they come back as they went.
+@Suite struct AnnotatedPDFExportTests {
+    @Test func bookmarksBecomeOutlineEntriesAndBookMemosNotes() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("outlined.pdf"))
+        try box.ok("bookmark", "add", "-q", "1", "4", "--label", "Scope, to reread")
+        try box.ok("bookmark", "add", "-q", "1", "2")
+        try box.ok("edit", "-q", "1", "--memo", "Read chapter 2 again")
+        try box.ok("memo", "add", "-q", "1", "On the whole book: «useful»")
+        try box.ok("memo", "add", "-q", "1", "--page", "3", "A page memo")
+        let out = box.folder.path + "/annotated.pdf"
+        try box.ok("export", "1", "--format", "pdf", "-o", out)
+        // qpdf finds nothing wrong; MuPDF reads the outline: the document's, then the bookmarks.
+        let check = try runProcess("/usr/bin/qpdf", ["--check", out])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let outline = try runProcess("/usr/bin/mutool", ["show", out, "outline"]).stdout
+        let titles = outline.split(separator: "\n").compactMap { line in
+            line.split(separator: "\"", omittingEmptySubsequences: false).dropFirst().first.map(String.init)
+        }
+        #expect(
+            titles == [
+                "Preface", "1 Introduction", "1.1 Motivation", "1.2 Scope", "2 Method", "Appendix", "Bookmarks",
+                "p. ii",
+                "Scope, to reread (p. 2)",
+            ], "\(outline)")
+        #expect(outline.contains("\"p. ii\"\t#page=2") && outline.contains("reread (p. 2)\"\t#page=4"), "\(outline)")
+        // Read back by margin: the outline, and the notes as memos on the whole book.
+        let other = Sandbox()
+        try other.ok("add", "-q", out)
+        let toc = try #require(try other.ok("toc", "1", "--json").json() as? [[String: Any]])
+        #expect(toc.suffix(3).map { $0.string("title") } == ["Bookmarks", "p. ii", "Scope, to reread (p. 2)"])
+        #expect(toc.suffix(2).map { $0.int("page") } == [2, 4])
+        try other.ok("import-annotations", "1")
+        let memos = try #require(try other.ok("memo", "list", "1", "--json").json() as? [[String: Any]])
+        let whole = memos.filter { $0["page"] is NSNull }.compactMap { $0.string("text") }
+        #expect(Set(whole) == ["Read chapter 2 again", "On the whole book: «useful»"], "\(memos)")
+        #expect(memos.contains { $0.int("page") == 3 && $0.string("text") == "A page memo" })
+        // The cached PDF is as it was.
+        let cached = try box.ok("path", "1").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try runProcess("/usr/bin/mutool", ["show", cached, "outline"]).stdout.contains("Bookmarks") == false)
+    }
+
+    @Test func anEncryptedBooksExportStaysEncryptedWithItsBookmarks() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("encrypted.pdf"), "--password", "secret")
+        try box.ok("bookmark", "add", "-q", "1", "2", "--label", "second page")
+        let out = box.folder.path + "/locked.pdf"
+        try box.ok("export", "1", "--format", "pdf", "-o", out)
+        #expect(try runProcess("/usr/bin/pdfinfo", [out]).status != 0, "no password, no PDF")
+        let outline = try runProcess("/usr/bin/mutool", ["show", "-p", "secret", out, "outline"]).stdout
+        #expect(outline.contains("second page (p. 2)"), "\(outline)")
+    }
+}

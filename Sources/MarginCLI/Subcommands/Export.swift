@@ -21,9 +21,11 @@ extension Margin {
                 kept unless --force; files are written whole or not at all, and several files all \
                 or none. "wrote FILE" lines go to stderr; --json prints {"files": [...]} instead.
 
-                The PDF is a copy of the book with each highlight as a /Highlight annotation and \
-                each page memo as a /Text note, which Okular, Evince, Acrobat and pdf.js show. The \
-                cached PDF is never modified.
+                The PDF is a copy of the book with each highlight as a /Highlight annotation, \
+                each page memo as a /Text note, its bookmarks as outline entries under a \
+                "Bookmarks" entry after the document's own, and its memo and memos on the whole \
+                book as notes on the first page (import-annotations reads them back as such), \
+                which Okular, Evince, Acrobat and pdf.js show. The cached PDF is never modified.
 
                 Each annotation carries its page's printed number (page label) and chapter (the \
                 deepest outline entry holding its page); Markdown groups a book's pages under \

@@ -44,7 +44,10 @@ extension Library {
                     highlights.append(highlight)
                 case .text, .freeText:
                     guard let contents = annotation.contents.map(normalizedLineEnds) else { continue }
-                    var memo = Memo(bookId: bookId, page: number, text: contents, author: annotation.author)
+                    // A note margin's PDF export made of a memo on the whole book comes back as one.
+                    let wholeBook = annotation.name?.hasPrefix(bookMemoNoteName) == true
+                    var memo = Memo(
+                        bookId: bookId, page: wholeBook ? nil : number, text: contents, author: annotation.author)
                     memo.uuid = id
                     memo.createdAt = created ?? modified ?? Date()
                     memo.updatedAt = modified ?? memo.createdAt

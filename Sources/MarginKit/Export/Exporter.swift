@@ -1,6 +1,7 @@
 import Foundation
 import MarginCore
 import Poppler
+import QPDF
 
 /// Formats for `margin export`.
 public enum ExportFormat: String, CaseIterable, Sendable {
@@ -53,8 +54,9 @@ extension Library {
         }
     }
 
-    /// Writes a copy of the book's PDF with its highlights as /Highlight annotations and its page
-    /// memos as /Text notes. The cached PDF is never modified.
+    /// Writes a copy of the book's PDF with its highlights as /Highlight annotations, its page
+    /// memos as /Text notes, its bookmarks as outline entries and its memo as a note on the
+    /// first page. The cached PDF is never modified.
     public func exportPDF(_ book: Book, to output: String, force: Bool) async throws -> String {
         let files = AtomicFiles(force: force)
         let target = try await exportPDF(book, to: output, in: files)
@@ -87,8 +89,42 @@ extension Library {
                 at: (x: 8, y: height - 8 - Double(slot) * 24), contents: memo.text,
                 color: RGB(red: 1, green: 0.85, blue: 0.2), author: memo.author ?? "Margin")
         }
+        // What poppler can't write, qpdf adds to poppler's copy: the bookmarks as outline
+        // entries (under one "Bookmarks" entry, after the document's own) and the book's memo
+        // as a note on the first page, named so that an import knows it for the book's.
+        let bookmarks = try await bookmarks(of: book).sorted { ($0.page, $0.id ?? 0) < ($1.page, $1.id ?? 0) }
+        // The book's memo and the memos on the whole book (no page): notes on the document.
+        let bookNotes =
+            (book.memo.flatMap { $0.isEmpty ? nil : [(bookMemoNoteName, $0, "Margin")] } ?? [])
+            + (try await memos(of: book)).filter { $0.page == nil }.map {
+                (bookMemoNoteName + "-" + $0.uuid.uuidString.lowercased(), $0.text, $0.author ?? "Margin")
+            }
+        let labels = bookmarks.isEmpty ? nil : try await guide(of: book.id ?? 0)?.labels
+        let firstPage = try document.page(1).size
         return try files.stage(output, check: .pdf(pages: document.pageCount, password: secret)) { temporary in
-            try document.save(to: temporary)
+            guard !bookmarks.isEmpty || !bookNotes.isEmpty else { return try document.save(to: temporary) }
+            let annotated = temporary + ".annotated"
+            defer { unlink(annotated) }
+            try document.save(to: annotated)
+            let structure = try QPDFDocument(path: annotated, password: secret)
+            if !bookmarks.isEmpty {
+                try structure.appendOutline(
+                    title: "Bookmarks",
+                    children: bookmarks.map { bookmark in
+                        let printed = labels.flatMap { bookmark.page <= $0.count ? $0[bookmark.page - 1] : nil }
+                        let page = "p. " + (printed ?? String(bookmark.page))
+                        return (bookmark.label.map { "\($0) (\(page))" } ?? page, bookmark.page)
+                    })
+            }
+            // Down the right margin of the first page, apart from the page memos on the left.
+            let (width, height) = firstPage
+            for (slot, (name, text, author)) in bookNotes.enumerated() {
+                let top = height - 8 - Double(slot) * 28
+                try structure.addNote(
+                    page: 1, rect: [width - 32, top - 24, width - 8, top], contents: text, author: author, name: name,
+                    color: (1, 0.6, 0.1))
+            }
+            try structure.write(to: temporary)
         }
     }
 }
@@ -268,3 +304,6 @@ func csvCell(_ value: String) -> String {
     }
     return text
 }
+
+/// The /NM of the note an annotated PDF export holds the book's memo in.
+let bookMemoNoteName = "margin-book-memo"

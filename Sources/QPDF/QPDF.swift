@@ -105,6 +105,50 @@ public final class QPDFDocument {
         try check("add a note")
     }
 
+    /// The 1-based page each outline entry goes to, in reading order (parents before their
+    /// children, as poppler walks it), at most `limit` entries and 32 levels deep; nil for an
+    /// entry whose destination isn't a page of this document. Reads what poppler doesn't: a
+    /// destination given as a dictionary (`<< /D [page …] >>`), directly or in a GoTo action.
+    public func outlinePages(limit: Int = 20_000) -> [Int?] {
+        var pages = [Int: Int]()
+        for index in 0..<pageCount {
+            pages[Int(api.objectID(handle, api.page(handle, index)))] = index + 1
+        }
+        var result = [Int?]()
+        var seen = Set<Int32>()
+        func walk(_ first: UInt32, depth: Int) {
+            var item = first
+            while api.isDictionary(handle, item) != 0, result.count < limit {
+                let id = api.objectID(handle, item)
+                guard seen.insert(id).inserted else { return }
+                result.append(page(of: item, pages))
+                let child = api.key(handle, item, "/First")
+                if depth < 32, api.isDictionary(handle, child) != 0 { walk(child, depth: depth + 1) }
+                item = api.key(handle, item, "/Next")
+            }
+        }
+        let outlines = api.key(handle, api.root(handle), "/Outlines")
+        if api.isDictionary(handle, outlines) != 0 { walk(api.key(handle, outlines, "/First"), depth: 1) }
+        return result
+    }
+
+    private func page(of item: UInt32, _ pages: [Int: Int]) -> Int? {
+        var destination = api.key(handle, item, "/Dest")
+        if api.isNull(handle, destination) != 0 {
+            let action = api.key(handle, item, "/A")
+            guard api.isDictionary(handle, action) != 0 else { return nil }
+            destination = api.key(handle, action, "/D")
+        }
+        if api.isDictionary(handle, destination) != 0 { destination = api.key(handle, destination, "/D") }
+        guard api.isArray(handle, destination) != 0, api.arrayCount(handle, destination) > 0 else { return nil }
+        let target = api.arrayItem(handle, destination, 0)
+        if api.isInteger(handle, target) != 0 {
+            let number = Int(api.intValue(handle, target)) + 1
+            return (1...max(1, pageCount)).contains(number) ? number : nil
+        }
+        return pages[Int(api.objectID(handle, target))]
+    }
+
     /// Writes the document to `path`.
     public func write(to path: String) throws {
         api.initWrite(handle, path)
@@ -165,6 +209,10 @@ private final class API: @unchecked Sendable {
     let unicode: @convention(c) (Data, UnsafePointer<CChar>) -> Handle
     let integer: @convention(c) (Data, Int64) -> Handle
     let real: @convention(c) (Data, Double, Int32) -> Handle
+    let objectID: @convention(c) (Data, Handle) -> Int32
+    let isNull: @convention(c) (Data, Handle) -> Int32
+    let arrayCount: @convention(c) (Data, Handle) -> Int32
+    let arrayItem: @convention(c) (Data, Handle, Int32) -> Handle
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var loaded: Result<API, QPDFError>?
@@ -222,5 +270,9 @@ private final class API: @unchecked Sendable {
             "qpdf_oh_new_unicode_string", (@convention(c) (Data, UnsafePointer<CChar>) -> Handle).self)
         integer = try symbol("qpdf_oh_new_integer", (@convention(c) (Data, Int64) -> Handle).self)
         real = try symbol("qpdf_oh_new_real_from_double", (@convention(c) (Data, Double, Int32) -> Handle).self)
+        objectID = try symbol("qpdf_oh_get_object_id", (@convention(c) (Data, Handle) -> Int32).self)
+        isNull = try symbol("qpdf_oh_is_null", (@convention(c) (Data, Handle) -> Int32).self)
+        arrayCount = try symbol("qpdf_oh_get_array_n_items", (@convention(c) (Data, Handle) -> Int32).self)
+        arrayItem = try symbol("qpdf_oh_get_array_item", (@convention(c) (Data, Handle, Int32) -> Handle).self)
     }
 }

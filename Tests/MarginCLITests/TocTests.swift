@@ -35,8 +35,14 @@ import Testing
         #expect(
             entries.map { $0["title"] as? String } == [
                 "Dests array", "Dests dictionary", "Names tree array", "Names tree dictionary", "GoTo a name",
+                "Dictionary destination", "GoTo a dictionary",
             ])
-        #expect(entries.map { $0["page"] as? Int } == [1, 2, 5, 4, 6])
+        #expect(entries.map { $0["page"] as? Int } == [1, 2, 5, 4, 6, 3, 2])
+        // The dictionary forms as MuPDF follows them.
+        let mupdf = try runProcess("/usr/bin/mutool", ["show", Fixtures.pdf("named-dests.pdf"), "outline"]).stdout
+        #expect(
+            mupdf.contains("\"Dictionary destination\"\t#page=3") && mupdf.contains("\"GoTo a dictionary\"\t#page=2"),
+            "\(mupdf)")
         // As poppler's pdfinfo lists the document's destinations.
         let listed = try runProcess("/usr/bin/pdfinfo", ["-dests", Fixtures.pdf("named-dests.pdf")]).stdout
         for (name, page) in [("First", 1), ("Second", 2), ("fifth", 5), ("fourth", 4), ("sixth", 6)] {

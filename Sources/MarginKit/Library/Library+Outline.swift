@@ -1,6 +1,7 @@
 import Foundation
 import MarginCore
 import Poppler
+import QPDF
 
 /// An entry of a book's outline as `margin toc` shows it: where it goes, as a page number and
 /// as the PDF prints that page's number.
@@ -39,7 +40,7 @@ extension Library {
         do {
             return try documents.withDocument(path: path, password: try password(of: book)) { document in
                 var labels = [Int: String?]()
-                return document.outline().map { entry in
+                return completedOutline(document.outline(), path: path, password: try password(of: book)).map { entry in
                     var label: String?
                     if let page = entry.page {
                         if let known = labels[page] {
@@ -55,5 +56,20 @@ extension Library {
         } catch let error as PopplerError {
             throw pdfError(error, of: book)
         }
+    }
+}
+
+/// The outline with the pages poppler left out found by qpdf: an entry whose destination is a
+/// dictionary holding /D (which mutool and pypdf follow). Left as it is when qpdf can't read
+/// the file or walks another number of entries.
+func completedOutline(_ entries: [OutlineEntry], path: String, password: String?) -> [OutlineEntry] {
+    guard entries.contains(where: { $0.page == nil }),
+        let pages = try? QPDFDocument(path: path, password: password).outlinePages(),
+        pages.count == entries.count
+    else { return entries }
+    return zip(entries, pages).map { entry, page in
+        var completed = entry
+        if completed.page == nil { completed.page = page }
+        return completed
     }
 }

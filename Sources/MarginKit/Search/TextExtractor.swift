@@ -94,7 +94,7 @@ enum TextExtractor {
                     if range.contains(1) {
                         let firstText = pages.filter { $0.number <= MetadataDetector.firstPages }.map(\.text)
                         about.set(
-                            outline: document.outline().map {
+                            outline: completedOutline(document.outline(), path: path, password: password).map {
                                 OutlineItem(title: $0.title, page: $0.page, level: $0.level)
                             },
                             found: MetadataDetector.detect(

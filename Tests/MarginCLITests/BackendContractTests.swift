@@ -33,7 +33,8 @@ import Testing
         NSDictionary(dictionary: ["v": normalized(a)]).isEqual(to: ["v": normalized(b)])
     }
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func everyCommandAnswersTheSameOnBothBackends() throws {
         let personal = Library(environment: [:])
         let team = Library(environment: ["MARGIN_LIBRARY": try TestCluster.freshDatabase()])

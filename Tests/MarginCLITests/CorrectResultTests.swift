@@ -164,7 +164,7 @@ import Testing
     }
 
     /// On a real book's contents page poppler glues "11.4" to "Data mining"; Margin doesn't.
-    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
     func sectionNumbersStandApartFromTitles() throws {
         let corpus = try #require(Fixtures.corpus)
         let box = Sandbox()

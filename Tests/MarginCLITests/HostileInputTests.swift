@@ -50,7 +50,7 @@ import Testing
         return (names.count, added)
     }
 
-    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
     func brokenPDFs() throws {
         let corpus = try #require(Fixtures.corpus)
         let (tried, added) = try exercise(folder: corpus + "/broken")
@@ -58,7 +58,7 @@ import Testing
         #expect(tried > 50)
     }
 
-    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
     func realPDFs() throws {
         let corpus = try #require(Fixtures.corpus)
         let (tried, added) = try exercise(folder: corpus + "/real")
@@ -66,7 +66,7 @@ import Testing
         #expect(added == tried, "every real-world PDF is added")
     }
 
-    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
     func encryptedCorpusFilesAddWithTheirPasswords() throws {
         let corpus = try #require(Fixtures.corpus)
         let box = Sandbox()

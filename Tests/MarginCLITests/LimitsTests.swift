@@ -143,7 +143,7 @@ final class SelfSignedServer {
 
     /// A self-signed certificate is refused once, in words (before: retried for 60 s, then a raw
     /// NIOSSL dump).
-    @Test(.enabled(if: SelfSignedServer.available, "needs openssl"))
+    @Test(Prerequisite.needs(SelfSignedServer.available, "needs openssl"))
     func anUntrustedCertificateIsRefusedInWords() throws {
         let server = try #require(SelfSignedServer())
         let box = Sandbox()

@@ -37,7 +37,7 @@ import Testing
 
     /// The judged set (bench/metadata/judged.tsv: what a reader of page 1 gives for the corpus's
     /// paper-like PDFs): at least 90 % of titles and 80 % of author lists exact, as the issue asks.
-    @Test(.enabled(if: Fixtures.corpus != nil, "needs ../shared/corpus"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "needs ../shared/corpus"))
     func theJudgedSetIsReadAsAReaderReadsIt() throws {
         let result = try runProcess(
             "/usr/bin/env",

@@ -181,9 +181,9 @@ import Testing
     }
 
     @Test(
-        .enabled(
-            if: hasModule("bibtexparser") && hasModule("pybtex"),
-            "needs bibtexparser and pybtex (make test installs them)"))
+        Prerequisite.needs(
+            hasModule("bibtexparser") && hasModule("pybtex"), "needs bibtexparser and pybtex (make test installs them)")
+    )
     func bibtexReadsBackWithBibtexparserAndPybtex() throws {
         let box = try Self.library()
         let bib = try box.ok("cite", "--all").stdout
@@ -232,7 +232,7 @@ import Testing
             "\(bib)")
     }
 
-    @Test(.enabled(if: pandoc, "needs pandoc (make test installs it)"))
+    @Test(Prerequisite.needs(pandoc, "needs pandoc (make test installs it)"))
     func pandocReadsTheBibTeXAndTheCSLJSON() throws {
         let box = try Self.library()
         let folder = box.folder.path
@@ -266,7 +266,7 @@ import Testing
                 && journal.string("container-title") == "Journal of Reading Tools")
     }
 
-    @Test(.enabled(if: hasModule("rispy"), "needs rispy (make test installs it)"))
+    @Test(Prerequisite.needs(hasModule("rispy"), "needs rispy (make test installs it)"))
     func risReadsBackWithRispy() throws {
         let box = try Self.library()
         let ris = try box.ok("cite", "--all", "--format", "ris").stdout

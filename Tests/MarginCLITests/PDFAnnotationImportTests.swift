@@ -30,7 +30,7 @@ import Testing
         text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
     }
 
-    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
     func highlightTextAgreesWithPdftotext() throws {
         let corpus = try #require(Fixtures.corpus)
         let folder = corpus + "/annotated"

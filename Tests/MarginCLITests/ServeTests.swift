@@ -89,7 +89,7 @@ func fetch(
 @Suite struct ServeTests {
     static let curl = FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
 
-    @Test(.enabled(if: curl, "needs curl"))
+    @Test(Prerequisite.needs(curl, "needs curl"))
     func theServerAnswersTheAPIAndStopsCleanlyOnSIGTERM() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
@@ -114,7 +114,7 @@ func fetch(
         #expect(refused.stderr.contains("token"), "\(refused)")
     }
 
-    @Test(.enabled(if: curl, "needs curl"))
+    @Test(Prerequisite.needs(curl, "needs curl"))
     func withATokenRequestsWithoutItGet401() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
@@ -151,7 +151,9 @@ func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
 
 /// What any web page, or any process of the machine, could do to a running server.
 @Suite struct ServeAttackTests {
-    @Test(.enabled(if: BrowserTests.chromium, "needs chromium, chromium-driver and selenium (make test installs them)"))
+    @Test(
+        Prerequisite.needs(
+            BrowserTests.chromium, "needs chromium, chromium-driver and selenium (make test installs them)"))
     func pagesOfOtherSitesAndReboundNamesChangeNothingInChromium() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
@@ -189,7 +191,7 @@ func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
         #expect(empty.stderr.contains("empty"), "\(empty)")
     }
 
-    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func aTokenFromAFileAndAllowedNames() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
@@ -207,7 +209,7 @@ func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
 
     /// Connections that never finish their headers are closed, and while the server has no
     /// descriptor left for new ones it still serves a new client once it has shed them.
-    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func connectionsThatNeverFinishTheirHeadersDoNotLockOthersOut() throws {
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
@@ -276,7 +278,7 @@ func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
         return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
-    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func anOverLimitPageIsAJSONErrorRememberedWhileOthersAreServed() throws {
         let box = try Self.heavyLibrary()
         let server = try RunningServer(box, [], environment: ["MARGIN_POPPLER_TIMEOUT": "15"])
@@ -313,7 +315,7 @@ func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
         #expect(stopped.status == 0, "\(stopped.said)")
     }
 
-    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func aRenderStopsWhenItsClientLeavesAndTheServerStopsWhenAsked() throws {
         let box = try Self.heavyLibrary()
         // A limit far beyond the test: only leaving, or stopping, ends these renders.
@@ -351,7 +353,7 @@ func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
         #expect(!server.process.isRunning, "still running 60 s after SIGTERM")
     }
 
-    @Test(.enabled(if: ServeTests.curl, "needs curl"))
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func aSearchInTheServerHasATimeLimit() throws {
         let box = Sandbox()
         let page = box.folder.path + "/zap.pdf"
@@ -398,10 +400,10 @@ final class Answers: @unchecked Sendable {
     static let firefox =
         FileManager.default.isExecutableFile(atPath: "/usr/bin/firefox-esr") && python("marionette_driver")
 
-    @Test(.enabled(if: chromium, "needs chromium, chromium-driver and selenium (make test installs them)"))
+    @Test(Prerequisite.needs(chromium, "needs chromium, chromium-driver and selenium (make test installs them)"))
     func inChromium() throws { try readSelectHighlightNoteBookmarkAndSearch(in: "chromium") }
 
-    @Test(.enabled(if: firefox, "needs firefox-esr and marionette-driver (make test installs them)"))
+    @Test(Prerequisite.needs(firefox, "needs firefox-esr and marionette-driver (make test installs them)"))
     func inFirefox() throws { try readSelectHighlightNoteBookmarkAndSearch(in: "firefox") }
 
     /// Select a sentence and press h, add a note and a bookmark, search and follow a hit, turn a

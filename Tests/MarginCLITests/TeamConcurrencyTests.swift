@@ -8,7 +8,8 @@ import Testing
     static let clients = 16
     static let phrases = ["inverted index", "quick brown fox", "cairo"]
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func sixteenClientsAddAnnotateAndSearchAtOnce() throws {
         let admin = try TestCluster.freshDatabase()
         let owner = Sandbox()
@@ -88,7 +89,8 @@ import Testing
     /// A client killed while it adds a book and writes annotations leaves nothing half-written:
     /// every stored PDF is whole, every book has all its pages and one version, and the library
     /// takes the same work afterwards.
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func aClientKilledMidWriteLeavesNothingHalfWritten() throws {
         let url = try TestCluster.freshDatabase()
         let library = ["MARGIN_LIBRARY": url]
@@ -157,7 +159,8 @@ final class Failures: @unchecked Sendable {
 /// `cache prune` on a team library collects the stored PDFs no book uses, once they are old
 /// enough that no client can be adding their book.
 @Suite struct TeamFileCollectionTests {
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func pruneRemovesOldUnusedStoredPDFsOnly() throws {
         let url = try TestCluster.freshDatabase()
         let box = Sandbox()

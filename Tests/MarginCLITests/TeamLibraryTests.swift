@@ -5,7 +5,8 @@ import Testing
 /// A team library on PostgreSQL through the CLI: two machines (each its own MARGIN_HOME, so its
 /// own cache) share one database.
 @Suite struct TeamLibraryTests {
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func twoMachinesShareBooksFilesAndAnnotations() throws {
         let url = try TestCluster.freshDatabase()
         let first = Sandbox()
@@ -47,7 +48,8 @@ import Testing
         #expect(check.stdout.contains("integrity     ok"), "\(check)")
     }
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func anUnreachableDatabaseIsOneClearError() throws {
         let box = Sandbox()
         let result = try box.fails("list", "--library", "postgres://nobody@127.0.0.1:1/none")
@@ -57,7 +59,8 @@ import Testing
 
     /// SQLite → PostgreSQL → SQLite: the JSON export is the same at each step, copying again
     /// changes nothing, and the last library searches and renders (its index and files came along).
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func dbCopyRoundTripsLosslessly() throws {
         let url = try TestCluster.freshDatabase()
         let original = Sandbox()
@@ -115,7 +118,7 @@ import Testing
         TestCluster.available && ProcessInfo.processInfo.environment["MARGIN_TEST_POSTGRES_CA"] != nil
     }
 
-    @Test(.enabled(if: ready, "needs the TLS-enabled cluster scripts/with-postgres.sh starts (with openssl)"))
+    @Test(Prerequisite.needs(ready, "needs the TLS-enabled cluster scripts/with-postgres.sh starts (with openssl)"))
     func sslmodeChoosesTLS() throws {
         let url = try TestCluster.freshDatabase()
         let authority = try #require(ProcessInfo.processInfo.environment["MARGIN_TEST_POSTGRES_CA"])
@@ -149,7 +152,8 @@ import Testing
         "untitled-notes.pdf", "sample-revised.pdf", "sample-v2.pdf",
     ]
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func searchesAnswerTheSameOnSQLiteAndPostgreSQL() throws {
         let url = try TestCluster.freshDatabase()
         let personal = Sandbox()
@@ -198,7 +202,7 @@ import Testing
     }()
 
     @Test(
-        .enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"),
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"),
         arguments: dumps)
     func aShippedSchemaUpgradesWithNothingLost(_ dump: String) throws {
         let url = try TestCluster.freshDatabase()

@@ -51,7 +51,8 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func privateAnnotationsStayPrivateThroughMarginAndPsql() throws {
         let team = try Team()
         try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
@@ -139,7 +140,8 @@ import Testing
 
     /// Bob, with his own credentials in psql, tries to change what the team reads: every table,
     /// every kind of write. PostgreSQL refuses each (an error, or no row changed).
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func aMemberCannotRewriteWhatTheTeamReadsThroughPsql() throws {
         let team = try Team()
         try team.alice("add", "-q", Fixtures.pdf("sample.pdf"), "--tag", "shared")
@@ -214,7 +216,8 @@ import Testing
     /// A PDF read back from the database is checked against its SHA-256: swapped bytes are an
     /// error naming the book, never another document under its name; adding the right PDF
     /// replaces them.
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func swappedBytesAreNeverShownAndTheRightPDFReplacesThem() throws {
         let team = try Team()
         try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
@@ -237,7 +240,8 @@ import Testing
         #expect(text.contains("quick brown fox"), "\(text)")
     }
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func booksSayWhoAddedThemAndReadingStateIsEachUsers() throws {
         let team = try Team()
         try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
@@ -251,7 +255,8 @@ import Testing
         #expect(try #require(try team.alice("list", "--json").json() as? [[String: Any]]).first?["openedAt"] is String)
     }
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func aPDFPasswordStaysWithTheUserNotInTheDatabase() throws {
         let team = try Team()
         try team.alice("add", "-q", Fixtures.pdf("encrypted.pdf"), "--password", "secret")
@@ -274,7 +279,8 @@ import Testing
         #expect(own.status == 0, "\(own)")
     }
 
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func grantingNeedsARealRoleAndATeamLibrary() throws {
         let url = try TestCluster.freshDatabase()
         let box = Sandbox()
@@ -288,8 +294,8 @@ import Testing
 /// `margin serve` on a team library: the reader's API as the URL's role.
 @Suite struct TeamServeTests {
     @Test(
-        .enabled(
-            if: TestCluster.available && ServeTests.curl, "needs curl and the cluster scripts/with-postgres.sh starts"))
+        Prerequisite.needs(
+            TestCluster.available && ServeTests.curl, "needs curl and the cluster scripts/with-postgres.sh starts"))
     func theReaderServesATeamLibraryAsItsUser() throws {
         let team = try TeamUsersTests.Team()
         try team.bob("add", "-q", Fixtures.pdf("sample.pdf"))
@@ -326,8 +332,8 @@ import Testing
 /// annotations shown with who made them, sharing from the page, and no member's local paths.
 @Suite struct TeamServeSharingTests {
     @Test(
-        .enabled(
-            if: TestCluster.available && ServeTests.curl, "needs curl and the cluster scripts/with-postgres.sh starts"))
+        Prerequisite.needs(
+            TestCluster.available && ServeTests.curl, "needs curl and the cluster scripts/with-postgres.sh starts"))
     func membersSeeWhatTheTeamSharesAndShareFromTheBrowserButNotEachOthersPaths() throws {
         let team = try TeamUsersTests.Team()
         // Bob adds the PDF from a folder of his own machine: a path that says who he is.
@@ -382,8 +388,8 @@ import Testing
     /// In Chromium: bob's shared highlight shows his name and no buttons; alice shares hers with
     /// the button the reader gives it.
     @Test(
-        .enabled(
-            if: TestCluster.available && BrowserTests.chromium,
+        Prerequisite.needs(
+            TestCluster.available && BrowserTests.chromium,
             "needs chromium, chromium-driver, selenium and the cluster (make test installs and starts them)"))
     func aMemberSharesFromTheReaderInChromium() throws {
         let team = try TeamUsersTests.Team()

@@ -78,8 +78,8 @@ import Testing
 /// tree as qpdf reads it.
 @Suite struct CorpusGuideTests {
     @Test(
-        .enabled(
-            if: Fixtures.corpus != nil && ReferenceReaders.mutool != nil && ReferenceReaders.qpdf != nil,
+        Prerequisite.needs(
+            Fixtures.corpus != nil && ReferenceReaders.mutool != nil && ReferenceReaders.qpdf != nil,
             "needs ../shared/corpus, mutool and qpdf"))
     func storedOutlinesAndPageLabelsMatchMuPDFAndQpdf() throws {
         // The corpus PDFs with an outline or page labels.

@@ -54,8 +54,9 @@ import Testing
             _ = try? cache.withDocument(path: first, password: nil) { _ in order.add("A again") }
             sameDone.signal()
         }
-        // Let the second user reach the lock, then let A go.
-        Thread.sleep(forTimeInterval: 0.2)
+        // Once the second user is seen waiting for its turn (A holds the document until it is let
+        // go, so it must wait), A goes.
+        while cache.waiting(path: first) == 0 { sched_yield() }
         release.signal()
         sameDone.wait()
         #expect(order.all == ["A in", "B done", "A out", "A again"])

@@ -9,14 +9,15 @@ import Testing
 /// a database of its own.
 @Suite struct PostgresConformanceTests {
     @Test(
-        .enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"),
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"),
         arguments: StoreConformance.names)
     func onAFreshDatabase(_ check: String) async throws {
         try await StoreConformance.run(check, on: try PostgresLibraryDatabase(url: try TestCluster.freshDatabase()))
     }
 
     /// Opening twice applies the migrations once; the status says what is applied.
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func theSchemaIsMigratedOnce() throws {
         let url = try TestCluster.freshDatabase()
         let first = try PostgresLibraryDatabase(url: url).schemaStatus()
@@ -26,7 +27,8 @@ import Testing
     }
 
     /// A schema a newer margin made is refused, and left as it was.
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func aNewerSchemaIsRefusedUntouched() throws {
         let url = try TestCluster.freshDatabase()
         _ = try PostgresLibraryDatabase(url: url)
@@ -44,7 +46,8 @@ import Testing
 
     /// Every connection is as the URL's role, and the pool serves transactions side by side:
     /// 24 writes at once land, each once.
-    @Test(.enabled(if: TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func concurrentTransactionsShareThePool() async throws {
         let database = try PostgresLibraryDatabase(url: try TestCluster.freshDatabase(), connections: 4)
         let book = try await database.repository.write { writer in

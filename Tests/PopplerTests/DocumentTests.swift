@@ -96,7 +96,7 @@ import Testing
         #expect(throws: PopplerError.self) { try Document(path: "/nonexistent/file.pdf") }
     }
 
-    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
     func corpusEncryptedFilesOpenWithTheirPasswords() throws {
         let corpus = try #require(Fixtures.corpus)
         let cases: [(String, String)] = [

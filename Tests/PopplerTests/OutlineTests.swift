@@ -32,10 +32,9 @@ import Testing
     /// Every corpus PDF's outline: as many entries as mutool lists, at the same levels, going to
     /// the same pages, with the same titles (spacing aside).
     @Test(
-        .enabled(
-            if: Fixtures.corpus != nil && ReferenceReaders.mutool != nil,
-            "needs ../shared/corpus and mutool (mupdf-tools)"
-        ))
+        Prerequisite.needs(
+            Fixtures.corpus != nil && ReferenceReaders.mutool != nil, "needs ../shared/corpus and mutool (mupdf-tools)")
+    )
     func outlinesMatchMuPDFOnTheCorpus() throws {
         var compared = 0
         var pages = 0
@@ -65,7 +64,7 @@ import Testing
 
     /// Every corpus PDF with a page-label tree: poppler's label of every page is what the tree
     /// says (qpdf reads the tree).
-    @Test(.enabled(if: Fixtures.corpus != nil && ReferenceReaders.qpdf != nil, "needs ../shared/corpus and qpdf"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil && ReferenceReaders.qpdf != nil, "needs ../shared/corpus and qpdf"))
     func pageLabelsMatchTheLabelTreeOnTheCorpus() throws {
         var compared = 0
         for file in ReferenceReaders.corpusFiles() {

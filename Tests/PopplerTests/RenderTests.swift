@@ -40,7 +40,7 @@ import Testing
         #expect(bytes.count > 1000)
     }
 
-    @Test(.enabled(if: Fixtures.corpus != nil, "../shared/corpus is absent"))
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
     func lastPageOfALongDocumentRendersWithoutLoadingEveryPage() throws {
         let corpus = try #require(Fixtures.corpus)
         let document = try Document(path: corpus + "/real/sicp__sicp.pdf")

@@ -15,6 +15,8 @@ final class DocumentCache: @unchecked Sendable {
     private final class Entry: @unchecked Sendable {
         let lock = NSLock()
         var document: Document?
+        /// Users waiting for their turn (counted under the cache's lock; for tests).
+        var waiting = 0
     }
 
     init(capacity: Int = 4) {
@@ -36,9 +38,11 @@ final class DocumentCache: @unchecked Sendable {
             // One dropped while in use stays open for its user, then goes.
             if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
         }
+        entry.waiting += 1
         lock.unlock()
         entry.lock.lock()
         defer { entry.lock.unlock() }
+        lock.withLock { entry.waiting -= 1 }
         if let document = entry.document { return try body(document) }
         let document: Document
         do {
@@ -52,6 +56,12 @@ final class DocumentCache: @unchecked Sendable {
         }
         entry.document = document
         return try body(document)
+    }
+
+    /// How many users wait for their turn with the document at `path` (for tests).
+    func waiting(path: String, password: String? = nil) -> Int {
+        let key = path + "\u{0}" + (password ?? "")
+        return lock.withLock { entries.first { $0.key == key }?.entry.waiting ?? 0 }
     }
 
     /// How many documents are open (for tests).

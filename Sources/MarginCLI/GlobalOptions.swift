@@ -28,12 +28,17 @@ struct GlobalOptions: ParsableArguments {
     /// closing SQLite connections checkpoints the WAL and syncs the disk, which would cost every
     /// read-only command several milliseconds; an exit without closing is as safe as a crash,
     /// which SQLite's WAL recovers from.
-    /// Opens the library (`creating` marks the commands that make one where there is none).
     /// Opens the library. Only a command that writes (`creating`) makes a library where there is
-    /// none; the others read an absent one as empty, make nothing on disk, and say so.
+    /// none; the others read an absent one as empty, make nothing on disk, and say so. A folder
+    /// is a SQLite library; a server's URL is opened by the backend registered for its scheme
+    /// (`Services.backends`); the executable without backends hands such a command over.
     func openLibrary(creating: Bool = false) throws -> Library {
-        let paths = try LibraryPaths.resolve(library: library, environment: environmentVariables)
-        if !creating, !isPostgresURL(paths.database), !FileManager.default.fileExists(atPath: paths.database) {
+        let named = [library, environmentVariables["MARGIN_LIBRARY"]].compactMap { $0 }.first { !$0.isEmpty }
+        let backends = Services.current.backends
+        if let named, LibraryLocation.serverScheme(of: named) != nil, backends.isEmpty { throw NeedsFullExecutable() }
+        let paths = try LibraryPaths.resolve(
+            library: library, environment: environmentVariables, schemes: Set(backends.flatMap(\.schemes)))
+        if !creating, !paths.location.isServer, !FileManager.default.fileExists(atPath: paths.database) {
             let folder = (paths.database as NSString).deletingLastPathComponent
             AbsentLibrary.shared.folder = folder
             // Said when the command ends well (a failure says it in its one error line).
@@ -51,13 +56,12 @@ struct GlobalOptions: ParsableArguments {
             paths: paths,
             configuration: Settings.configuration,
             downloader: Services.current.downloader?(Settings.configuration) ?? NoDownloader()
-        ) { [allUsers] location in
-            // A folder is a SQLite library; a postgres:// URL a team library on PostgreSQL.
-            if isPostgresURL(location) {
-                guard let open = Services.current.openTeamLibrary else { throw NeedsFullExecutable() }
-                return try open(location, environmentVariables["PGPASSWORD"], allUsers)
+        ) { [allUsers] database in
+            guard case .server(let scheme, let url) = paths.location else { return try LibraryDatabase(path: database) }
+            guard let backend = backends.first(where: { $0.schemes.contains(scheme) }) else {
+                throw NeedsFullExecutable()
             }
-            return try LibraryDatabase(path: location)
+            return try backend.open(url, environmentVariables["PGPASSWORD"], allUsers)
         }
         OpenLibraries.shared.keep(library)
         return library

@@ -15,26 +15,27 @@ import MarginKit
 public struct Services: Sendable {
     /// Makes the downloader (HTTP).
     public var downloader: (@Sendable (Configuration) -> any Downloader)?
-    /// Opens a team library: its URL, the password from the environment, whether annotations
-    /// other users shared are shown too.
-    public var openTeamLibrary: (@Sendable (String, String?, Bool) throws -> any LibraryStore)?
+    /// The backends for libraries on a server, by URL scheme (a team library on PostgreSQL).
+    /// Where a backend author starts: a target of its own, its `LibraryBackend`, and one line
+    /// registering it in `margin-full`'s main.
+    public var backends: [LibraryBackend]
     /// Serves the reader: the library, how to listen and whom to answer, then what to do once bound.
     public var serve: (@Sendable (Library, ServeSettings, @escaping @Sendable (Int) -> Void) async throws -> Void)?
 
     public init(
         downloader: (@Sendable (Configuration) -> any Downloader)? = nil,
-        openTeamLibrary: (@Sendable (String, String?, Bool) throws -> any LibraryStore)? = nil,
+        backends: [LibraryBackend] = [],
         serve: (@Sendable (Library, ServeSettings, @escaping @Sendable (Int) -> Void) async throws -> Void)? = nil
     ) {
         self.downloader = downloader
-        self.openTeamLibrary = openTeamLibrary
+        self.backends = backends
         self.serve = serve
     }
 
     /// Set once by `main`, before anything else runs.
     nonisolated(unsafe) public static var current = Services()
 
-    var isFull: Bool { downloader != nil && openTeamLibrary != nil && serve != nil }
+    var isFull: Bool { downloader != nil && !backends.isEmpty && serve != nil }
 
     /// The commands `margin` runs itself: they read and write the library but never download
     /// (a PDF they need is already cached, or the command says how to fetch it). Anything else,

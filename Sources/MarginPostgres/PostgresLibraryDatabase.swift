@@ -347,3 +347,12 @@ struct PostgresConflict: Error {
     static let codes: Set<String> = ["23505", "40001", "40P01"]
     let message: String
 }
+
+extension PostgresLibraryDatabase {
+    /// Team libraries at `postgres://` and `postgresql://` URLs.
+    public static let backend = LibraryBackend(schemes: ["postgres", "postgresql"]) { url, password, sharedToo in
+        let team = try PostgresLibraryDatabase(url: url, password: password)
+        if sharedToo { team.audience = .sharedToo }
+        return team
+    }
+}

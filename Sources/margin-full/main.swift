@@ -7,11 +7,7 @@ import MarginServe
 // `margin-full`: every command, downloads, team libraries on PostgreSQL and `margin serve`.
 Services.current = Services(
     downloader: { HTTPDownloader(configuration: $0) },
-    openTeamLibrary: { url, password, allUsers in
-        let team = try PostgresLibraryDatabase(url: url, password: password)
-        if allUsers { team.audience = .sharedToo }
-        return team
-    },
+    backends: [PostgresLibraryDatabase.backend],
     serve: { library, settings, ready in
         try await ReaderServer(library: library, settings: settings).run(ready: ready)
     })

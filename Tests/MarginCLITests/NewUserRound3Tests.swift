@@ -229,6 +229,28 @@ import Testing
         #expect(Set(lines.map { $0.distance(from: $0.startIndex, to: $0.firstIndex(of: "[")!) }).count == 1, "\(lines)")
     }
 
+    /// A library named by a URL no backend opens is an error for every command, reading or
+    /// writing, and nothing is made anywhere (not a folder named "mysql:").
+    @Test func aLibraryURLNoBackendOpensIsAnErrorAndMakesNothing() throws {
+        let box = Sandbox()
+        for arguments in [["list"], ["add", Fixtures.pdf("sample.pdf")], ["db", "status"]] {
+            for (extra, environment) in [
+                (["--library", "mysql://db.example/lab"], [String: String]()),
+                ([], ["MARGIN_LIBRARY": "mysql://db/lab"]),
+            ] {
+                let result = try box.margin.run(arguments + extra, environment: environment)
+                #expect(result.status != 0, "\(arguments): \(result)")
+                #expect(
+                    result.stderrLines.filter { $0.hasPrefix("error: ") }.first?.contains(
+                        "is not a library margin can open")
+                        == true, "\(result)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: box.home), "\(box.folder.files())")
+        // Run from the test's folder, margin would have made "mysql:" there as a folder's name.
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/mysql:"))
+    }
+
     /// A mistyped --library DIR or MARGIN_HOME: a command that only reads makes nothing there,
     /// and says there is no library and how to make one.
     @Test func readingALibraryThatIsNotThereMakesNone() throws {

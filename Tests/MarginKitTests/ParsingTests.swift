@@ -28,23 +28,38 @@ import Testing
         #expect(try InputKind("https://example.org/").fallbackTitle == "example.org")
     }
 
-    @Test func libraryPaths() {
+    @Test func libraryPaths() throws {
         #expect(
-            LibraryPaths.resolve(library: "/lib", environment: ["MARGIN_HOME": "/home"]).database
+            try LibraryPaths.resolve(library: "/lib", environment: ["MARGIN_HOME": "/home"]).database
                 == "/lib/library.sqlite")
-        #expect(LibraryPaths.resolve(library: nil, environment: ["MARGIN_HOME": "/home"]).cache == "/home/cache")
-        let xdg = LibraryPaths.resolve(
+        #expect(try LibraryPaths.resolve(library: nil, environment: ["MARGIN_HOME": "/home"]).cache == "/home/cache")
+        let xdg = try LibraryPaths.resolve(
             library: nil, environment: ["HOME": "/u", "XDG_DATA_HOME": "/d", "XDG_CACHE_HOME": "/c"])
         #expect(
             xdg
                 == LibraryPaths(
                     database: "/d/margin/library.sqlite", cache: "/c/margin", keyFile: "/u/.config/margin/key"))
-        let plain = LibraryPaths.resolve(library: nil, environment: ["HOME": "/u"])
+        let plain = try LibraryPaths.resolve(library: nil, environment: ["HOME": "/u"])
         #expect(
             plain
                 == LibraryPaths(
                     database: "/u/.local/share/margin/library.sqlite", cache: "/u/.cache/margin",
                     keyFile: "/u/.config/margin/key"))
+        // Parsed once: a folder, sqlite://FOLDER, or a URL whose scheme a backend registered.
+        let team = try LibraryPaths.resolve(
+            library: "postgres://ann@db.example/lab", environment: ["HOME": "/u"], schemes: ["postgres"])
+        #expect(team.location == .server(scheme: "postgres", url: "postgres://ann@db.example/lab"))
+        #expect(team.cache == "/u/.cache/margin/team/db.example-5432-_lab")
+        #expect(
+            try LibraryPaths.resolve(library: "sqlite:///srv/lib", environment: [:]).database
+                == "/srv/lib/library.sqlite")
+        #expect(try LibraryPaths.resolve(library: "/srv/lib", environment: [:]).location == .folder("/srv/lib"))
+        #expect(throws: MarginError.self) {
+            try LibraryPaths.resolve(library: "mysql://db/lab", environment: [:], schemes: ["postgres"])
+        }
+        #expect(throws: MarginError.self) { try LibraryPaths.resolve(library: "postgres://db/lab", environment: [:]) }
+        #expect(LibraryLocation.serverScheme(of: "PostgreSQL://x") == "postgresql")
+        #expect(LibraryLocation.serverScheme(of: "sqlite:///x") == nil && LibraryLocation.serverScheme(of: "/x") == nil)
     }
 
     /// Library folders are made absolute as Foundation's URL does it, lexically.

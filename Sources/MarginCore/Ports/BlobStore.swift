@@ -47,9 +47,3 @@ public protocol FileKeepingStore {
     /// returns their SHA-256s and sizes.
     func pruneFiles(olderThan age: TimeInterval) throws -> [(sha256: String, bytes: Int64)]
 }
-
-/// Whether a library location names a PostgreSQL database rather than a folder.
-public func isPostgresURL(_ location: String) -> Bool {
-    let lower = location.lowercased()
-    return lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://")
-}

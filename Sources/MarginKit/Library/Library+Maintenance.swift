@@ -53,7 +53,7 @@ extension Library {
         return LibraryStatus(
             database: database.path ?? paths.database, cache: paths.cache, schema: try database.schemaStatus(),
             counts: counts,
-            databaseBytes: isPostgresURL(paths.database) ? 0 : fileSize(paths.database) ?? 0,
+            databaseBytes: paths.location.isServer ? 0 : fileSize(paths.database) ?? 0,
             user: (database as? any TeamStore)?.user, tls: (database as? any TeamStore)?.encrypted)
     }
 

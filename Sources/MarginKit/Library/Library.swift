@@ -24,7 +24,7 @@ public final class Library: Sendable {
         paths: LibraryPaths, configuration: Configuration, downloader: any Downloader,
         openStore: (_ path: String) throws -> any LibraryStore
     ) throws {
-        if !isPostgresURL(paths.database) { try makeFolder((paths.database as NSString).deletingLastPathComponent) }
+        if !paths.location.isServer { try makeFolder((paths.database as NSString).deletingLastPathComponent) }
         self.paths = paths
         self.configuration = configuration
         self.downloader = downloader
@@ -41,7 +41,7 @@ public final class Library: Sendable {
 
     /// Whether the library can't be written (a read-only mount, or no permission).
     public var isReadOnly: Bool {
-        guard paths.database != ":memory:", !isPostgresURL(paths.database) else { return false }
+        guard paths.database != ":memory:", !paths.location.isServer else { return false }
         let folder = (paths.database as NSString).deletingLastPathComponent
         return access(paths.database, W_OK) != 0 || access(folder, W_OK) != 0
     }

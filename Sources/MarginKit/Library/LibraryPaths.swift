@@ -6,7 +6,9 @@ import MarginCore
 /// `--library DIR` wins over `MARGIN_HOME=DIR`; both put everything under DIR. Without either,
 /// the XDG base directories are used.
 public struct LibraryPaths: Sendable, Equatable {
-    /// The database file.
+    /// Where the library is: a folder, or a server.
+    public let location: LibraryLocation
+    /// The database: its file, or the server's URL.
     public let database: String
     /// The cache folder (`pdfs/`, `tmp/`).
     public let cache: String
@@ -15,7 +17,8 @@ public struct LibraryPaths: Sendable, Equatable {
     /// library, so a copy of the library alone holds no password in the clear.
     public let keyFile: String
 
-    public init(database: String, cache: String, keyFile: String) {
+    public init(database: String, cache: String, keyFile: String, location: LibraryLocation? = nil) {
+        self.location = location ?? .folder((database as NSString).deletingLastPathComponent)
         self.database = database
         self.cache = cache
         self.keyFile = keyFile
@@ -35,14 +38,17 @@ public struct LibraryPaths: Sendable, Equatable {
     }
 
     /// Resolves the paths from the `--library` option and the environment: a folder (or
-    /// `sqlite://FOLDER`), or a `postgres://` URL (also `MARGIN_LIBRARY`) for a team library,
-    /// whose PDFs this machine caches under `$XDG_CACHE_HOME/margin/team/` (or
-    /// `$MARGIN_HOME/cache/team/`).
-    public static func resolve(library: String?, environment: [String: String]) -> LibraryPaths {
+    /// `sqlite://FOLDER`), or a server's URL (also `MARGIN_LIBRARY`) whose scheme is one of
+    /// `schemes` (a team library on `postgres://…`), whose PDFs this machine caches under
+    /// `$XDG_CACHE_HOME/margin/team/` (or `$MARGIN_HOME/cache/team/`). Another scheme is an error.
+    public static func resolve(library: String?, environment: [String: String], schemes: Set<String> = [])
+        throws -> LibraryPaths
+    {
         let keyFile = defaultKeyFile(environment: environment)
         let named =
             library.flatMap { $0.isEmpty ? nil : $0 } ?? environment["MARGIN_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 }
-        if let named, isPostgresURL(named) {
+        let location = try named.map { try LibraryLocation(parsing: $0, schemes: schemes) }
+        if let named, let location, location.isServer {
             let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
             let caches =
                 environment["MARGIN_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/cache" }
@@ -51,10 +57,13 @@ public struct LibraryPaths: Sendable, Equatable {
             let components = URLComponents(string: named)
             let place = [components?.host ?? "", components?.port.map(String.init) ?? "5432", components?.path ?? ""]
                 .joined(separator: "-").map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
-            return LibraryPaths(database: named, cache: caches + "/team/" + String(place), keyFile: keyFile)
+            return LibraryPaths(
+                database: named, cache: caches + "/team/" + String(place), keyFile: keyFile, location: location)
         }
-        if let named, named.lowercased().hasPrefix("sqlite://") {
-            return LibraryPaths(home: String(named.dropFirst("sqlite://".count)), keyFile: keyFile)
+        if case .folder(let folder)? = location, let named, LibraryLocation.serverScheme(of: named) == nil,
+            named.contains("://")
+        {
+            return LibraryPaths(home: folder, keyFile: keyFile)
         }
         if let library, !library.isEmpty { return LibraryPaths(home: library, keyFile: keyFile) }
         if let home = environment["MARGIN_HOME"], !home.isEmpty { return LibraryPaths(home: home, keyFile: keyFile) }

@@ -85,7 +85,7 @@ extension Library {
     var secrets: Secrets {
         Secrets(
             keyFile: paths.keyFile,
-            keyring: isPostgresURL(paths.database)
+            keyring: paths.location.isServer
                 ? (paths.keyFile as NSString).deletingLastPathComponent + "/team-passwords.json" : nil)
     }
 

@@ -1,0 +1,272 @@
+import Foundation
+
+// Text folded for matching (case, accents, ligatures, line breaks), with counts and tests over
+// folded text that need no `SearchableText`.
+
+public func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+    if scalar.value < 0x80 {
+        let v = scalar.value
+        return (v >= 0x30 && v <= 0x39) || ((v | 0x20) >= 0x61 && (v | 0x20) <= 0x7a) || v == 0x5f
+    }
+    return scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+}
+
+/// The folded scalars and, for each, the position in `cased` it came from; grown by doubling.
+struct FoldedBuffer {
+    var scalars: UnsafeMutablePointer<Unicode.Scalar>
+    var origins: UnsafeMutablePointer<Int32>
+    var count = 0
+    var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        scalars = .allocate(capacity: capacity)
+        origins = .allocate(capacity: capacity)
+    }
+
+    func deallocate() {
+        scalars.deallocate()
+        origins.deallocate()
+    }
+
+    @inline(__always)
+    mutating func append(_ scalar: Unicode.Scalar, from position: Int32) {
+        if count == capacity { grow(to: capacity * 2) }
+        appendUnchecked(scalar, from: position)
+    }
+
+    /// Room for `extra` more scalars, so that `appendUnchecked` can follow.
+    @inline(__always)
+    mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: max(capacity * 2, count + extra)) }
+    }
+
+    @inline(__always)
+    mutating func appendUnchecked(_ scalar: Unicode.Scalar, from position: Int32) {
+        scalars[count] = scalar
+        origins[count] = position
+        count += 1
+    }
+
+    /// Appends the folded form of `scalar`: ASCII, most of most pages, lowercased in place;
+    /// anything else through compatibility decomposition, without combining marks, lowercased
+    /// (`FoldCache`).
+    @inline(__always)
+    mutating func appendFolded(_ scalar: Unicode.Scalar, from position: Int32) {
+        let value = scalar.value
+        if value < 0x80 {
+            append((value >= 0x41 && value <= 0x5a) ? Unicode.Scalar(UInt8(value | 0x20)) : scalar, from: position)
+            return
+        }
+        let fold = FoldCache.shared.fold(scalar)
+        if count + fold.count > capacity { grow(to: max(capacity * 2, count + fold.count)) }
+        for foldedScalar in fold {
+            scalars[count] = foldedScalar
+            origins[count] = position
+            count += 1
+        }
+    }
+
+    private mutating func grow(to newCapacity: Int) {
+        let newScalars = UnsafeMutablePointer<Unicode.Scalar>.allocate(capacity: newCapacity)
+        let newOrigins = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
+        newScalars.moveInitialize(from: scalars, count: count)
+        newOrigins.moveInitialize(from: origins, count: count)
+        deallocate()
+        scalars = newScalars
+        origins = newOrigins
+        capacity = newCapacity
+    }
+}
+
+private final class FoldCache: @unchecked Sendable {
+    static let shared = FoldCache()
+    private let lock = NSLock()
+    private var cache = [UInt32: [Unicode.Scalar]]()
+
+    func fold(_ scalar: Unicode.Scalar) -> [Unicode.Scalar] {
+        lock.lock()
+        if let known = cache[scalar.value] {
+            lock.unlock()
+            return known
+        }
+        lock.unlock()
+        let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
+        let result = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
+        let folded = result.isEmpty ? [scalar] : Array(result)
+        lock.lock()
+        cache[scalar.value] = folded
+        lock.unlock()
+        return folded
+    }
+}
+
+/// Text folded as every index and comparison in Margin folds it (case, accents, width,
+/// ligatures): the one definition, used for stored search columns and for queries alike.
+public func folded(_ text: String) -> String {
+    SearchableText(text).foldedString
+}
+
+/// Whether the folded text of `text` holds every one of `terms` (folded, as `foldedTerm` makes
+/// them): whether `SearchableText(text).foldedMatches(term, wholeWord: false)` finds each.
+public func foldedText(_ text: String, containsAll terms: [[Unicode.Scalar]]) -> Bool {
+    terms.allSatisfy { foldedMatchCount(text, of: $0, upTo: 1) > 0 }
+}
+
+/// How many times `term` (folded) occurs in the folded text of `text`, as many as
+/// `SearchableText(text).foldedMatches(term, wholeWord: false)` finds (at most `limit`).
+///
+/// Without building a `SearchableText` when the text is ASCII with no hyphen before a line
+/// break, as most pages are: its folded text is then the text with letters lowercased and each
+/// run of white space one space (none before the first character or after the last), so the
+/// term is looked for in the bytes themselves, its first byte found with `memchr`, a space of it
+/// standing for a run of white space. A term with white space at an end, two spaces running or
+/// white space other than a space is looked for in the folded bytes.
+public func foldedMatchCount(_ text: String, of term: [Unicode.Scalar], upTo limit: Int = .max) -> Int {
+    guard !term.isEmpty, limit > 0 else { return 0 }
+    var text = text
+    return text.withUTF8 { bytes -> Int in
+        guard isPlainASCIIText(bytes) else {
+            return min(
+                limit, SearchableText(utf8Text: bytes).foldedMatches(term, wholeWord: false, first: limit == 1).count)
+        }
+        // ASCII text folds to ASCII without capitals: a term with anything else isn't in it.
+        guard term.allSatisfy({ $0.value < 0x80 && !($0.value >= 0x41 && $0.value <= 0x5A) }) else { return 0 }
+        let needle = term.map { UInt8(truncatingIfNeeded: $0.value) }
+        let spaced =
+            needle.first == 0x20 || needle.last == 0x20
+            || needle.contains { $0 != 0x20 && isASCIISpace($0) }
+            || zip(needle, needle.dropFirst()).contains { $0 == 0x20 && $1 == 0x20 }
+        if spaced {
+            let folded = collapsedASCII(bytes).folded
+            return folded.withUnsafeBufferPointer { haystack in
+                needle.withUnsafeBufferPointer { countOccurrences($0, in: haystack, upTo: limit) }
+            }
+        }
+        return needle.withUnsafeBufferPointer { plainMatchCount($0, in: bytes, upTo: limit) }
+    }
+}
+
+/// Whether the bytes are ASCII with no hyphen followed by white space holding a line break
+/// (where `SearchableText` may join a word).
+func isPlainASCIIText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let base = bytes.baseAddress else { return true }
+    let count = bytes.count
+    var index = 0
+    let raw = UnsafeRawPointer(base)
+    while index + 8 <= count {
+        if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+        index += 8
+    }
+    while index < count {
+        if base[index] >= 0x80 { return false }
+        index += 1
+    }
+    var start = base
+    let end = base + count
+    while start < end, let found = memchr(start, 0x2D, end - start) {
+        let at = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+        if lineBreakFollows(bytes, at - base + 1) { return false }
+        start = at + 1
+    }
+    return true
+}
+
+/// Matches of a folded term (ASCII, no capitals; a space only between other bytes, one at a
+/// time) in plain ASCII text (`isPlainASCIIText`), read as its folded text, not overlapping.
+private func plainMatchCount(
+    _ needle: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>, upTo limit: Int
+) -> Int {
+    guard let base = bytes.baseAddress, let first = needle.first else { return 0 }
+    let count = bytes.count
+    let upper: UInt8? = first >= 0x61 && first <= 0x7A ? first - 0x20 : nil
+    // The next places of the first byte, as written and capitalized.
+    func next(_ byte: UInt8?, from offset: Int) -> Int {
+        guard let byte, offset < count, let found = memchr(base + offset, Int32(byte), count - offset) else {
+            return count
+        }
+        return UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - base
+    }
+    var nextLower = next(first, from: 0)
+    var nextUpper = next(upper, from: 0)
+    var matches = 0
+    while true {
+        let start = min(nextLower, nextUpper)
+        guard start < count else { return matches }
+        // The rest of the term from just past `start`: letters as their lowercase, a space as a
+        // run of white space (the term goes on after it, so the run isn't the text's last).
+        var position = start + 1
+        var matched = true
+        for index in 1..<needle.count {
+            if needle[index] == 0x20 {
+                guard position < count, isASCIISpace(base[position]) else {
+                    matched = false
+                    break
+                }
+                while position < count, isASCIISpace(base[position]) { position += 1 }
+            } else {
+                guard position < count else {
+                    matched = false
+                    break
+                }
+                let byte = base[position]
+                guard (byte &- 0x41 < 26 ? byte | 0x20 : byte) == needle[index] else {
+                    matched = false
+                    break
+                }
+                position += 1
+            }
+        }
+        let resume: Int
+        if matched {
+            matches += 1
+            if matches >= limit { return matches }
+            resume = position
+        } else {
+            resume = start + 1
+        }
+        if nextLower < resume { nextLower = next(first, from: resume) }
+        if nextUpper < resume { nextUpper = next(upper, from: resume) }
+    }
+}
+
+/// Occurrences of `needle` in `haystack`, not overlapping, at most `limit`.
+private func countOccurrences(
+    _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, upTo limit: Int
+) -> Int {
+    var matches = 0
+    var offset = 0
+    while matches < limit, let found = firstByteOccurrence(needle, in: haystack, from: offset) {
+        matches += 1
+        offset = found + needle.count
+    }
+    return matches
+}
+
+/// Where `needle` (not empty) first occurs in `haystack` from `offset` on: each place its first
+/// byte is, found with `memchr`, compared whole with `memcmp`.
+func firstByteOccurrence(
+    _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, from offset: Int
+) -> Int? {
+    guard let base = haystack.baseAddress, let first = needle.first, offset + needle.count <= haystack.count else {
+        return nil
+    }
+    let end = base + (haystack.count - needle.count + 1)
+    var start = base + offset
+    while start < end, let found = memchr(start, Int32(first), end - start) {
+        let at = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+        if memcmp(at, needle.baseAddress!, needle.count) == 0 { return at - base }
+        start = at + 1
+    }
+    return nil
+}
+
+/// Whether the ASCII white space from `offset` on holds a line break.
+private func lineBreakFollows(_ bytes: UnsafeBufferPointer<UInt8>, _ offset: Int) -> Bool {
+    var next = offset
+    while next < bytes.count, isASCIISpace(bytes[next]) {
+        if bytes[next] == 0x0A || bytes[next] == 0x0D { return true }
+        next += 1
+    }
+    return false
+}

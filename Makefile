@@ -9,7 +9,8 @@ help:
 	@echo "make test        install what's missing, build, and run the whole test suite (what CI runs)"
 	@echo "make release     build .build/release/margin and margin-full (which margin runs for downloads,"
 	@echo "                 team libraries and the reader's server)"
-	@echo "make install     install margin and margin-full into /usr/local/bin, the man page and completions"
+	@echo "make install     install margin and margin-full (stripped; debug information under /usr/lib/debug)"
+	@echo "                 into /usr/local/bin, the man page and completions (DESTDIR, PREFIX)"
 	@echo "make man         regenerate man/margin.1 from the command definitions"
 	@echo "make completions write bash, zsh and fish completions to completions/"
 	@echo "make fixtures    regenerate fixtures/pdf/ with fixtures/make-fixtures.py"
@@ -53,13 +54,8 @@ completions: release
 	.build/release/margin --generate-completion-script zsh > completions/_margin
 	.build/release/margin --generate-completion-script fish > completions/margin.fish
 
-install: release completions
-	install -m 755 .build/release/margin /usr/local/bin/margin
-	install -m 755 .build/release/margin-full /usr/local/bin/margin-full
-	install -D -m 644 man/margin.1 /usr/local/share/man/man1/margin.1
-	install -D -m 644 completions/margin.bash /usr/share/bash-completion/completions/margin
-	install -D -m 644 completions/_margin /usr/local/share/zsh/site-functions/_margin
-	install -D -m 644 completions/margin.fish /usr/share/fish/vendor_completions.d/margin.fish
+install: release
+	@scripts/install.sh
 
 fixtures:
 	python3 fixtures/make-fixtures.py

@@ -103,3 +103,34 @@ import Testing
         }
     }
 }
+
+/// `make install` (scripts/install.sh): executables stripped and position-independent, their
+/// debug information beside them, found through their debug links; the completions written.
+@Suite struct InstallTests {
+    @Test(Prerequisite.needs(ReferenceReaders.readelf != nil, "needs readelf (binutils; make test installs it)"))
+    func installedExecutablesAreStrippedWithTheirDebugInformationBeside() throws {
+        let folder = TemporaryFolder()
+        let built = (MarginRunner.binary as NSString).deletingLastPathComponent
+        let result = try runProcess(
+            "/usr/bin/env",
+            ["DESTDIR=" + folder.path, "BIN_DIR=" + built, Fixtures.root + "/scripts/install.sh"])
+        #expect(result.status == 0, "\(result.stderr)")
+        for exe in ["margin", "margin-full"] {
+            let installed = folder.path + "/usr/local/bin/" + exe
+            let sections = try runProcess("/usr/bin/readelf", ["-S", "-W", installed]).stdout
+            #expect(!sections.contains(".debug_info") && sections.contains(".gnu_debuglink"), "\(exe)")
+            let debug = folder.path + "/usr/lib/debug/usr/local/bin/" + exe + ".debug"
+            #expect(try runProcess("/usr/bin/readelf", ["-S", "-W", debug]).stdout.contains(".debug_info"), "\(exe)")
+            let header = try runProcess("/usr/bin/readelf", ["-h", installed]).stdout
+            #expect(header.contains("DYN (Position-Independent Executable file)"), "\(exe): \(header)")
+            let size = try FileManager.default.attributesOfItem(atPath: installed)[.size] as? Int ?? 0
+            let original = try FileManager.default.attributesOfItem(atPath: built + "/" + exe)[.size] as? Int ?? 0
+            #expect(size < original, "\(exe): \(size) of \(original) bytes")
+        }
+        let version = try runProcess(folder.path + "/usr/local/bin/margin", ["--version"])
+        #expect(version.status == 0 && !version.stdout.isEmpty)
+        let completion = try String(
+            contentsOfFile: folder.path + "/usr/share/bash-completion/completions/margin", encoding: .utf8)
+        #expect(completion.contains("_margin"))
+    }
+}

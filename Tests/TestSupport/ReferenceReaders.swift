@@ -4,6 +4,7 @@ import Foundation
 public enum ReferenceReaders {
     public static let mutool = ["/usr/bin/mutool"].first { FileManager.default.isExecutableFile(atPath: $0) }
     public static let qpdf = ["/usr/bin/qpdf"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let readelf = ["/usr/bin/readelf"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The corpus's ordinary PDFs (`real/`), or none when the corpus is absent.
     public static func corpusFiles() -> [String] {

@@ -37,14 +37,7 @@ public struct Margin: AsyncParsableCommand {
             part of its title. Pages are 1-based. Every command takes --json, --quiet and --library.
             """,
         version: MarginVersion.current,
-        subcommands: [
-            Add.self, List.self, Show.self, Recent.self, Edit.self, Remove.self, PathCommand.self, Fetch.self,
-            Refresh.self,
-            BookCommand.self, CacheCommand.self, Reindex.self, Text.self, Toc.self, Meta.self, Cite.self, Search.self,
-            Render.self,
-            BookmarkCommand.self, HighlightCommand.self,
-            MemoCommand.self, Annotations.self, Export.self, Import.self, ImportAnnotations.self, DB.self, Serve.self,
-        ]
+        subcommands: verbs.map(\.type)
     )
 
     /// `margin`'s entry: `main`, with all its work on this thread (see `OneThread`). The
@@ -114,23 +107,6 @@ public struct Margin: AsyncParsableCommand {
             exit(reporting: error, in: type(of: command))
         }
     }
-
-    /// Every command, as the `AsyncParsableCommand` it is. `run` finds a parsed command's type
-    /// here instead of asking the runtime `command as? AsyncParsableCommand`, which it answers
-    /// the first time in a process by scanning every conformance in the executable, twice
-    /// (600,000 instructions, 2 % of a search). A test walks the command tree against this list.
-    static let asyncCommands: [any AsyncParsableCommand.Type] = [
-        Margin.self, Add.self, List.self, Show.self, Recent.self, Edit.self, Remove.self, PathCommand.self, Fetch.self,
-        Refresh.self, BookCommand.self, BookCommand.Versions.self, BookCommand.Use.self,
-        CacheCommand.self, CacheCommand.List.self, CacheCommand.Verify.self, CacheCommand.Prune.self,
-        CacheCommand.Clear.self, Reindex.self, Text.self, Toc.self, Meta.self, Cite.self, Search.self, Render.self,
-        BookmarkCommand.self, BookmarkCommand.Add.self, BookmarkCommand.List.self, BookmarkCommand.Edit.self,
-        BookmarkCommand.Remove.self, HighlightCommand.self, HighlightCommand.Add.self, HighlightCommand.List.self,
-        HighlightCommand.Edit.self, HighlightCommand.Remove.self, MemoCommand.self, MemoCommand.Add.self,
-        MemoCommand.List.self, MemoCommand.Edit.self, MemoCommand.Remove.self, Annotations.self, Export.self,
-        Import.self, ImportAnnotations.self, DB.self, DB.Init.self, DB.Status.self, DB.Check.self, DB.Copy.self,
-        DB.Grant.self, Serve.self,
-    ]
 
     /// Runs a parsed command (ArgumentParser's own commands, such as `help`, too).
     static func run(_ command: any ParsableCommand) async throws {

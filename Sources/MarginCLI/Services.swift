@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import MarginCore
 import MarginKit
@@ -37,15 +38,12 @@ public struct Services: Sendable {
 
     var isFull: Bool { downloader != nil && !backends.isEmpty && serve != nil }
 
-    /// The commands `margin` runs itself: they read and write the library but never download
-    /// (a PDF they need is already cached, or the command says how to fetch it). Anything else,
-    /// and any of these on a team library, runs in `margin-full`. Keep it to commands that never
-    /// reach `Library.ensureCached` or a metadata lookup: `NoDownloader` hands a command over,
-    /// but a refetch turns that error into a "cannot fetch" message.
-    static let commandsRunHere = [
-        "list", "show", "recent", "search", "cite", "toc", "text", "bookmark", "memo", "annotations", "edit",
-        "remove", "help", "--help", "-h", "--version",
-    ]
+    /// The commands `margin` runs itself (the table's `runsHere`), and help and version.
+    static let commandsRunHere =
+        Margin.verbs.filter(\.runsHere).flatMap { verb in
+            [verb.type.configuration.commandName].compactMap { $0 } + verb.type.configuration.aliases
+        }
+        + ["help", "--help", "-h", "--version"]
 
     static func runHere(_ verb: String) -> Bool {
         commandsRunHere.contains(verb) || verb.hasPrefix("--generate-completion") || verb.hasPrefix("---")

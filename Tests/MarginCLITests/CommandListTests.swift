@@ -20,4 +20,20 @@ import Testing
         #expect(tree.count == Margin.asyncCommands.count)
         #expect(listed.count == Margin.asyncCommands.count)
     }
+
+    /// One table says what `margin` runs itself; the rest goes to `margin-full`.
+    @Test func theFastExecutableRunsTheTablesVerbs() {
+        #expect(
+            Set(Services.commandsRunHere) == [
+                "list", "show", "recent", "search", "cite", "toc", "text", "bookmark", "memo", "annotations", "edit",
+                "rm", "help", "--help", "-h", "--version",
+            ])
+        for verb in ["add", "fetch", "serve", "export", "db", "meta", "render"] { #expect(!Services.runHere(verb)) }
+        // A group's subcommands are the table's.
+        for verb in Margin.verbs where !verb.subcommands.isEmpty {
+            #expect(
+                verb.type.configuration.subcommands.map { ObjectIdentifier($0) }
+                    == verb.subcommands.map { ObjectIdentifier($0) })
+        }
+    }
 }

@@ -8,7 +8,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "bookmark",
             abstract: "Add, list, edit and remove bookmarks on pages.",
-            subcommands: [Add.self, List.self, Edit.self, Remove.self]
+            subcommands: Margin.subcommands(of: BookmarkCommand.self)
         ).ofMargin
 
         struct Add: AsyncParsableCommand {

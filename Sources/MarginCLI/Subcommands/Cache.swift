@@ -8,7 +8,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "cache",
             abstract: "Look after the cache of PDFs: list, verify, prune, clear.",
-            subcommands: [List.self, Verify.self, Prune.self, Clear.self]
+            subcommands: Margin.subcommands(of: CacheCommand.self)
         ).ofMargin
 
         struct List: AsyncParsableCommand {

@@ -8,7 +8,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "db",
             abstract: "Inspect the library database.",
-            subcommands: [Init.self, Status.self, Check.self, Copy.self, Grant.self]
+            subcommands: Margin.subcommands(of: DB.self)
         ).ofMargin
 
         struct Grant: AsyncParsableCommand {

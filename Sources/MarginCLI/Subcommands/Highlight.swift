@@ -8,7 +8,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "highlight",
             abstract: "Highlight text on pages; list, edit and remove highlights.",
-            subcommands: [Add.self, List.self, Edit.self, Remove.self]
+            subcommands: Margin.subcommands(of: HighlightCommand.self)
         ).ofMargin
 
         struct Add: AsyncParsableCommand {

@@ -8,7 +8,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "memo",
             abstract: "Write, list, edit and remove memos on books and pages.",
-            subcommands: [Add.self, List.self, Edit.self, Remove.self]
+            subcommands: Margin.subcommands(of: MemoCommand.self)
         ).ofMargin
 
         struct Add: AsyncParsableCommand {

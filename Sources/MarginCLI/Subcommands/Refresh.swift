@@ -56,7 +56,8 @@ extension Margin {
 
     struct BookCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "book", abstract: "About a book's files.", subcommands: [Versions.self, Use.self]
+            commandName: "book", abstract: "About a book's files.",
+            subcommands: Margin.subcommands(of: BookCommand.self)
         ).ofMargin
 
         struct Versions: AsyncParsableCommand {

@@ -228,12 +228,7 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     func delete<M: Model>(_ query: Query<M>) throws -> Int {
         var sql = SQLBuilder(table: M.entity)
-        var statement = "DELETE FROM \(quoted(M.entity))"
-        if query.limit != nil || query.offset != nil || !query.sorts.isEmpty {
-            statement += " WHERE id IN (SELECT id FROM \(quoted(M.entity))" + sql.clauses(query, withOrder: true) + ")"
-        } else {
-            statement += sql.clauses(query, withOrder: false)
-        }
+        let statement = sql.delete(query)
         return try run(statement, sql.binds).metadata.rows ?? 0
     }
 
@@ -265,9 +260,6 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     // MARK: TextIndex
 
-    /// At most this many pages are ranked, as SQLite's index ranks them (past that, library order).
-    static let rankedPages = 2_000
-
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
@@ -275,10 +267,10 @@ struct PostgresStore: StoreWriter, TextIndex {
         if !ranked.isEmpty {
             let matches =
                 try run(
-                    "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(Self.rankedPages + 1)) AS found",
+                    "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(SearchRanking.rankedPages + 1)) AS found",
                     sql.binds
                 ).rows.first?.decode(Int64.self) ?? 0
-            if matches > 1, matches <= Self.rankedPages {
+            if matches > 1, matches <= SearchRanking.rankedPages {
                 // The order first (ids only), then the pages' text a batch at a time, as visited.
                 let (columns, score) = try relevance(ranked, &sql)
                 let ids = try run(
@@ -409,85 +401,74 @@ struct PostgresStore: StoreWriter, TextIndex {
 }
 
 /// An identifier in double quotes (names come from model code, never from users).
-func quoted(_ name: String) -> String { "\"\(name)\"" }
+func quoted(_ name: String) -> String { quotedIdentifier(name) }
 
-/// WHERE, ORDER BY and LIMIT clauses with their bound values.
-struct SQLBuilder {
+/// PostgreSQL's spelling of a query (`QueryRenderer`) for one table: numbered placeholders,
+/// booleans and case-insensitive tag names where the table has them.
+struct PostgresDialect: SQLDialect {
     let table: String
     var binds = PostgresBindings()
 
-    init(table: String) { self.table = table }
+    mutating func bind(_ value: StoreValue, column: String?) -> String {
+        if let column, PostgresMigrations.booleanColumns[table]?.contains(column) == true,
+            case .integer(let int) = value
+        {
+            return bind(.boolean(int != 0))
+        }
+        let bound = bind(ColumnValue(value))
+        return column == "name" && table == "tag" ? bound + "::citext" : bound
+    }
 
-    private mutating func placeholder(_ value: ColumnValue) -> String {
+    mutating func bind(_ value: ColumnValue) -> String {
         value.bind(into: &binds)
         return "$\(binds.count)"
     }
 
+    let truth = (true: "true", false: "false")
+
+    func orderKey(_ column: String) -> String {
+        PostgresMigrations.textColumns[table]?.contains(column) == true
+            ? "lower(\(quoted(column)))" : quoted(column)
+    }
+
+    /// PostgreSQL returns rows that sort equal in no set order.
+    let ordersByIdLast = true
+    mutating func hasPrefix(_ column: String, text: String) -> String {
+        "starts_with(\(column)::text, \(bind(.text(text), column: nil)))"
+    }
+
+    func limit(_ limit: Int?, offset: Int?) -> String {
+        (limit.map { " LIMIT \($0)" } ?? "") + (offset.map { " OFFSET \($0)" } ?? "")
+    }
+}
+
+/// WHERE, ORDER BY and LIMIT clauses with their bound values.
+struct SQLBuilder {
+    private var renderer: QueryRenderer<PostgresDialect>
+    var binds: PostgresBindings { renderer.dialect.binds }
+
+    init(table: String) { renderer = QueryRenderer(PostgresDialect(table: table)) }
+
     /// A placeholder for `value`, bound.
-    mutating func bind(_ value: ColumnValue) -> String { placeholder(value) }
+    mutating func bind(_ value: ColumnValue) -> String { renderer.dialect.bind(value) }
 
     mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool) -> String {
-        var sql = ""
-        if let predicate = query.predicate { sql += " WHERE " + condition(predicate) }
-        if withOrder {
-            let texts = PostgresMigrations.textColumns[table] ?? []
-            var order = query.sorts.map { sort in
-                let column = texts.contains(sort.field) ? "lower(\(quoted(sort.field)))" : quoted(sort.field)
-                return "\(column) \(sort.ascending ? "ASC" : "DESC") NULLS LAST"
-            }
-            order.append("id")
-            sql += " ORDER BY " + order.joined(separator: ", ")
-        }
-        if let limit = query.limit { sql += " LIMIT \(limit)" }
-        if let offset = query.offset { sql += " OFFSET \(offset)" }
-        return sql
+        renderer.clauses(query, withOrder: withOrder)
     }
+
+    mutating func condition(_ predicate: MarginCore.Predicate) -> String { renderer.condition(predicate) }
+
+    mutating func delete<M: Model>(_ query: Query<M>) -> String { renderer.delete(query) }
 
     /// Pages (or annotations) whose folded text holds every term, of one book or all.
     mutating func contains(_ terms: [String], bookId: Int64?) -> String {
         var parts = terms.map { term -> String in
             let escaped = term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
                 .replacingOccurrences(of: "_", with: "\\_")
-            return "norm LIKE \(placeholder(.text("%" + escaped + "%")))"
+            return "norm LIKE \(bind(.text("%" + escaped + "%")))"
         }
-        if let bookId { parts.append("\"bookId\" = \(placeholder(.integer(bookId)))") }
+        if let bookId { parts.append("\"bookId\" = \(bind(.integer(bookId)))") }
         return parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")
-    }
-
-    private mutating func value(_ value: StoreValue, for column: String) -> String {
-        if PostgresMigrations.booleanColumns[table]?.contains(column) == true, case .integer(let int) = value {
-            return placeholder(.boolean(int != 0))
-        }
-        let bound = placeholder(ColumnValue(value))
-        return column == "name" && table == "tag" ? bound + "::citext" : bound
-    }
-
-    mutating func condition(_ predicate: MarginCore.Predicate) -> String {
-        switch predicate {
-        case .compare(let name, let comparison, let operand):
-            let column = quoted(name)
-            if case .null = operand {
-                switch comparison {
-                case .equal: return "\(column) IS NULL"
-                case .notEqual: return "\(column) IS NOT NULL"
-                default: return "false"
-                }
-            }
-            return "\(column) \(comparison.sqlOperator) \(value(operand, for: name))"
-        case .hasPrefix(let name, let text):
-            return "starts_with(\(quoted(name))::text, \(placeholder(.text(text))))"
-        case .isIn(let name, let values):
-            guard !values.isEmpty else { return "false" }
-            return "\(quoted(name)) IN (" + values.map { value($0, for: name) }.joined(separator: ", ") + ")"
-        case .isNull(let name):
-            return "\(quoted(name)) IS NULL"
-        case .and(let parts):
-            return parts.isEmpty ? "true" : "(" + parts.map { condition($0) }.joined(separator: " AND ") + ")"
-        case .or(let parts):
-            return parts.isEmpty ? "false" : "(" + parts.map { condition($0) }.joined(separator: " OR ") + ")"
-        case .not(let inner):
-            return "NOT (" + condition(inner) + ")"
-        }
     }
 }
 

@@ -256,7 +256,7 @@ public final class LibraryDatabase: LibraryStore {
             // opens the library without a write (and its fsyncs): a read-only command stays one.
             var persist: Int32 = 1
             _ = sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
-            // Ranks the pages of a one-phrase search (see `SQLiteStore.rankedPages`).
+            // Ranks the pages of a one-phrase search (see `SearchRanking.rankedPages`).
             _ = margin_fts5_register(db.sqliteConnection)
         }
         return configuration

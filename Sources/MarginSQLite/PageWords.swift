@@ -12,10 +12,6 @@ import MarginCore
 /// every write. So the index follows any change to `page`, even one made with the sqlite3 shell
 /// (then at margin's next write; until then a removed page is skipped and a new one not found).
 enum PageWords {
-    /// At most this many pages are ranked by relevance (bm25); a query matching more pages lists
-    /// them in library order (book added, then page): ranking every page that holds "the" costs
-    /// more than the search, and tells nothing.
-    static let rankedPages = 2_000
     /// A term matching more words of the vocabulary than this is not asked of the index.
     static let maxExpansions = 5_000
     /// A phrase ending inside a word is asked as a choice of at most this many phrases, one for

@@ -174,127 +174,56 @@ struct SQLiteStore: StoreWriter, TextIndex {
     }
 
     func delete<M: Model>(_ query: Query<M>) throws -> Int {
-        try request(query).deleteAll(db)
-    }
-
-    private func request<M: Model>(_ query: Query<M>) -> QueryInterfaceRequest<ModelRecord<M>> {
-        var request = ModelRecord<M>.all()
-        if let predicate = query.predicate {
-            request = request.filter(expression(predicate))
-        }
-        if !query.sorts.isEmpty {
-            request = request.order(
-                query.sorts.map { sort -> any SQLOrderingTerm in
-                    // Field names come from model code, never from users.
-                    let direction = sort.ascending ? "ASC" : "DESC"
-                    return SQL(sql: "\"\(sort.field)\" COLLATE NOCASE \(direction) NULLS LAST")
-                })
-        }
-        if let limit = query.limit {
-            request = request.limit(limit, offset: query.offset)
-        } else if let offset = query.offset {
-            request = request.limit(-1, offset: offset)
-        }
-        return request
+        var sql = SelectSQL()
+        try db.execute(sql: sql.delete(query), arguments: sql.arguments)
+        return db.changesCount
     }
 }
 
-/// A backend-neutral query's WHERE, ORDER BY and LIMIT clauses as SQLite SQL, the values bound
-/// as arguments (the same SQL GRDB's query interface writes for them). Field names come from
-/// model code, never from users.
-struct SelectSQL {
+/// SQLite's spelling of a query (`QueryRenderer`), the values bound as arguments (the same SQL
+/// GRDB's query interface writes for them).
+struct SQLiteDialect: SQLDialect {
     /// The values bound, in order. (Made into `StatementArguments` once: each
     /// `StatementArguments(_:)` instantiates a key path, which cost more than the query for a
     /// list of a few hundred ids.)
-    private var values = [DatabaseValue]()
-    var arguments: StatementArguments { StatementArguments(values) }
+    private(set) var values = [DatabaseValue]()
 
-    mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool = true) -> String {
-        var sql = ""
-        if let predicate = query.predicate { sql += " WHERE " + condition(predicate) }
-        if withOrder, !query.sorts.isEmpty {
-            sql +=
-                " ORDER BY "
-                + query.sorts.map { "\(quoted($0.field)) COLLATE NOCASE \($0.ascending ? "ASC" : "DESC") NULLS LAST" }
-                .joined(separator: ", ")
-        }
-        if let limit = query.limit {
-            sql += " LIMIT \(limit)"
-            if let offset = query.offset { sql += " OFFSET \(offset)" }
-        } else if let offset = query.offset {
-            sql += " LIMIT -1 OFFSET \(offset)"
-        }
-        return sql
-    }
-
-    private mutating func placeholder(_ value: StoreValue) -> String {
+    mutating func bind(_ value: StoreValue, column: String?) -> String {
         values.append(databaseValue(value))
         return "?"
     }
 
-    mutating func condition(_ predicate: MarginCore.Predicate) -> String {
-        switch predicate {
-        case .compare(let name, let comparison, let operand):
-            let column = quoted(name)
-            if case .null = operand {
-                switch comparison {
-                case .equal: return "\(column) IS NULL"
-                case .notEqual: return "\(column) IS NOT NULL"
-                default: return "NULL"
-                }
-            }
-            return "\(column) \(comparison.sqlOperator) \(placeholder(operand))"
-        case .hasPrefix(let name, let text):
-            let length = placeholder(.text(text))
-            return "substr(\(quoted(name)), 1, length(\(length))) = \(placeholder(.text(text)))"
-        case .isIn(let name, let values):
-            guard !values.isEmpty else { return "0" }
-            return "\(quoted(name)) IN (" + values.map { placeholder($0) }.joined(separator: ", ") + ")"
-        case .isNull(let name):
-            return "\(quoted(name)) IS NULL"
-        case .and(let parts):
-            return parts.isEmpty ? "1" : "(" + parts.map { condition($0) }.joined(separator: " AND ") + ")"
-        case .or(let parts):
-            return parts.isEmpty ? "0" : "(" + parts.map { condition($0) }.joined(separator: " OR ") + ")"
-        case .not(let inner):
-            return "NOT (" + condition(inner) + ")"
-        }
+    let truth = (true: "1", false: "0")
+    func orderKey(_ column: String) -> String { quotedIdentifier(column) + " COLLATE NOCASE" }
+    /// SQLite keeps rows that sort equal in rowid order.
+    let ordersByIdLast = false
+    mutating func hasPrefix(_ column: String, text: String) -> String {
+        let length = bind(.text(text), column: nil)
+        return "substr(\(column), 1, length(\(length))) = \(bind(.text(text), column: nil))"
     }
+
+    func limit(_ limit: Int?, offset: Int?) -> String {
+        if let limit { return " LIMIT \(limit)" + (offset.map { " OFFSET \($0)" } ?? "") }
+        return offset.map { " LIMIT -1 OFFSET \($0)" } ?? ""
+    }
+}
+
+/// A query rendered for SQLite, its arguments ready for a statement.
+struct SelectSQL {
+    private var renderer = QueryRenderer(SQLiteDialect())
+    var arguments: StatementArguments { StatementArguments(renderer.dialect.values) }
+
+    mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool = true) -> String {
+        renderer.clauses(query, withOrder: withOrder)
+    }
+
+    mutating func condition(_ predicate: MarginCore.Predicate) -> String { renderer.condition(predicate) }
+
+    mutating func delete<M: Model>(_ query: Query<M>) -> String { renderer.delete(query) }
 }
 
 /// A column or table name as an SQL identifier.
-func quoted(_ name: String) -> String {
-    "\"" + name.replacingAll("\"", with: "\"\"") + "\""
-}
-
-/// Translates a backend-neutral `Predicate` into a GRDB expression.
-func expression(_ predicate: MarginCore.Predicate) -> SQLExpression {
-    switch predicate {
-    case .compare(let name, let comparison, let value):
-        let column = Column(name)
-        let operand = databaseValue(value)
-        switch comparison {
-        case .equal: return operand.isNull ? column == nil : column == operand
-        case .notEqual: return operand.isNull ? column != nil : column != operand
-        case .less: return column < operand
-        case .lessOrEqual: return column <= operand
-        case .greater: return column > operand
-        case .greaterOrEqual: return column >= operand
-        }
-    case .hasPrefix(let name, let text):
-        return SQL("substr(\(Column(name)), 1, length(\(text))) = \(text)").sqlExpression
-    case .isIn(let name, let values):
-        return values.map(databaseValue).contains(Column(name))
-    case .isNull(let name):
-        return Column(name) == nil
-    case .and(let parts):
-        return parts.map(expression).joined(operator: .and)
-    case .or(let parts):
-        return parts.map(expression).joined(operator: .or)
-    case .not(let inner):
-        return !expression(inner)
-    }
-}
+func quoted(_ name: String) -> String { quotedIdentifier(name) }
 
 func databaseValue(_ value: StoreValue) -> DatabaseValue {
     switch value {

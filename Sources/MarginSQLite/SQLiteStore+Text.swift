@@ -28,10 +28,10 @@ extension SQLiteStore {
         let probe: [Int64]
         if parts.count == 1, bookId == nil, PhraseRanking.isPhrase(parts[0]),
             let rows = try? Row.fetchAll(
-                db, sql: PhraseRanking.sql(filter, limit: PageWords.rankedPages + 1), arguments: arguments)
+                db, sql: PhraseRanking.sql(filter, limit: SearchRanking.rankedPages + 1), arguments: arguments)
         {
             // A phrase, ranked from the pass that finds its pages (see `PhraseRanking`).
-            if rows.count <= PageWords.rankedPages, let ranked = PhraseRanking.order(rows) {
+            if rows.count <= SearchRanking.rankedPages, let ranked = PhraseRanking.order(rows) {
                 candidateCounts.counts[countKey(terms, bookId)] = rows.count
                 _ = try visitPages(ranked, bookId: bookId, visit: visit)
                 return
@@ -39,10 +39,10 @@ extension SQLiteStore {
             probe = rows.map { $0[0] }
         } else {
             probe = try Int64.fetchAll(
-                db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(PageWords.rankedPages + 1)",
+                db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(SearchRanking.rankedPages + 1)",
                 arguments: arguments)
         }
-        if probe.count <= PageWords.rankedPages {
+        if probe.count <= SearchRanking.rankedPages {
             candidateCounts.counts[countKey(terms, bookId)] = probe.count
             _ = try visitPages(rankedPages(parts, bookId: bookId), bookId: bookId, visit: visit)
             return
@@ -88,7 +88,7 @@ extension SQLiteStore {
     private func isRare(_ part: String) throws -> Bool {
         try Int.fetchOne(
             db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT ?)",
-            arguments: [part, PageWords.rankedPages + 1]) ?? 0 <= PageWords.rankedPages
+            arguments: [part, SearchRanking.rankedPages + 1]) ?? 0 <= SearchRanking.rankedPages
     }
 
     /// A search of several terms, some on few pages (`isRare`) and some on many ("quasar the").

@@ -113,7 +113,7 @@ import Testing
     /// A term on more pages than are ranked lists them all, in library order; fewer are ranked.
     @Test func aCommonTermListsEveryPageInLibraryOrder() async throws {
         let database = try LibraryDatabase()
-        let count = PageWords.rankedPages + 10
+        let count = SearchRanking.rankedPages + 10
         let texts = (1...count).map { "page \($0) holds the word common" + ($0 % 500 == 0 ? " rare rare rare" : "") }
         let bookId = try await addBook(database, pages: texts)
         let common = try await candidates(database, "common")
@@ -134,7 +134,7 @@ import Testing
     /// ranked by the rarer word (the common one, on every page, weighs nothing), and counted.
     @Test func aCommonWordBesideARareOneIsMatchedAndTheRareOneRanks() async throws {
         let database = try LibraryDatabase()
-        let count = PageWords.rankedPages + 10
+        let count = SearchRanking.rankedPages + 10
         let zebras = [10: 1, 20: 3, 30: 2]
         let texts =
             (1...count).map { number in
@@ -169,7 +169,7 @@ import Testing
     /// on demand from their text, up to the cap, with the pages holding no common word left out.
     @Test func aRareWordsPagesLeftUnreadAreCountedOnDemand() async throws {
         let database = try LibraryDatabase()
-        let count = PageWords.rankedPages + 10
+        let count = SearchRanking.rankedPages + 10
         let texts =
             (1...count).map { number in
                 "page \(number) holds the word common" + (number % 3 == 0 ? " zebra" : "")
@@ -238,7 +238,7 @@ import Testing
     /// count asks the index nothing; a higher cap still counts them all.
     @Test func aCountStopsWhereTheSearchsReadingDid() async throws {
         let database = try LibraryDatabase()
-        let count = PageWords.rankedPages + 10
+        let count = SearchRanking.rankedPages + 10
         _ = try await addBook(database, pages: (1...count).map { "page \($0) holds the word common" })
         let terms = [folded("common")]
         final class Statements: @unchecked Sendable { var sql = [String]() }

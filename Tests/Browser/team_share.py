@@ -18,7 +18,6 @@ url, book, page, own = sys.argv[1:5]
 os.environ.setdefault("SE_OFFLINE", "true")
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
 
 options = webdriver.ChromeOptions()
 options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -39,22 +38,29 @@ def wait(condition, what, seconds=20):
 
 
 def listed():
-    return [{
-        "text": li.text,
-        "share": [b.text for b in li.find_elements(By.CSS_SELECTOR, "button[data-action=share]")],
-        "remove": len(li.find_elements(By.CSS_SELECTOR, "button[title^=Remove]")),
-        "by": [s.text for s in li.find_elements(By.CSS_SELECTOR, ".by")],
-    } for li in driver.find_elements(By.CSS_SELECTOR, "#page-annotations li")]
+    # Read in one script, in the page: the list is rebuilt while the reader refreshes it.
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll("#page-annotations li")).map((li) => ({
+            text: li.textContent,
+            share: Array.from(li.querySelectorAll("button[data-action=share]")).map((b) => b.textContent),
+            remove: li.querySelectorAll("button[title^=Remove]").length,
+            by: Array.from(li.querySelectorAll(".by")).map((s) => s.textContent.trim()),
+        }));""")
 
 
 try:
     driver.get(f"{url.rstrip('/')}/books/{book}/pages/{page}")
     wait(lambda: len(listed()) >= 2, "the page's annotations")
     before = listed()
-    item = next(li for li in driver.find_elements(By.CSS_SELECTOR, "#page-annotations li") if own in li.text)
-    item.find_element(By.CSS_SELECTOR, "button[data-action=share]").click()
-    status = wait(lambda: "Shared with the team" in driver.find_element(By.ID, "status").text
-                  and driver.find_element(By.ID, "status").text, "the reader to say it is shared")
+    clicked = driver.execute_script("""
+        const item = Array.from(document.querySelectorAll("#page-annotations li")).find((li) => li.textContent.includes(arguments[0]));
+        const button = item && item.querySelector("button[data-action=share]");
+        if (button) button.click();
+        return !!button;""", own)
+    if not clicked:
+        raise SystemExit(f"no share button on the annotation reading {own!r}")
+    status = wait(lambda: (lambda said: "Shared with the team" in said and said)(
+        driver.execute_script('return document.getElementById("status").textContent')), "the reader to say it is shared")
     wait(lambda: any(own in a["text"] and a["share"] == ["shared"] for a in listed()), "the list to show it shared")
     print(json.dumps({"before": before, "after": listed(), "status": status}))
 finally:

@@ -3,6 +3,7 @@ import CMalloc
 import Foundation
 import MarginCore
 import MarginKit
+import Poppler
 
 /// The `margin` command: configuration only; each verb lives in `Subcommands/`. Both
 /// executables run it (`margin` and `margin-full`, see `Services`).
@@ -44,10 +45,21 @@ public struct Margin: AsyncParsableCommand {
     /// commands `margin` runs itself wait for one thing at a time; `margin-full`, whose server
     /// answers many requests at once, runs `main` on Swift's threads.
     public static func mainOnOneThread() {
+        guard StartupTrick.oneThread.isOn else {
+            // Swift's global executor, as margin-full runs: the work waits here for its end.
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                await main()
+                done.signal()
+            }
+            done.wait()
+            return
+        }
         OneThread.run { await main() }
     }
 
     public static func main() async {
+        if !StartupTrick.lazyPoppler.isOn { PopplerLibrary.loadNow() }
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         useOneMallocArena(verb: arguments.first)
         if CommandLine.arguments.dropFirst().first == IsolatedRender.helperCommand {
@@ -70,7 +82,7 @@ public struct Margin: AsyncParsableCommand {
         var command: any ParsableCommand
         do {
             try checkCommandNames(arguments)
-            switch parseQuickly(arguments) {
+            switch StartupTrick.quickParse.isOn ? parseQuickly(arguments) : nil {
             case .command(let quick): command = quick
             case .answered(let answer): exit(reporting: answer)
             case nil: command = try parseAsRoot(arguments)
@@ -111,7 +123,9 @@ public struct Margin: AsyncParsableCommand {
     /// Runs a parsed command (ArgumentParser's own commands, such as `help`, too).
     static func run(_ command: any ParsableCommand) async throws {
         let parsed = ObjectIdentifier(type(of: command))
-        if let type = asyncCommands.first(where: { ObjectIdentifier($0) == parsed }), try await run(command, as: type) {
+        if StartupTrick.commandTable.isOn, let type = asyncCommands.first(where: { ObjectIdentifier($0) == parsed }),
+            try await run(command, as: type)
+        {
             return
         } else if var command = command as? AsyncParsableCommand {
             try await command.run()
@@ -226,7 +240,7 @@ public struct Margin: AsyncParsableCommand {
     /// and grows it a page at a time, one `mprotect` each: a search made 1,259 of those calls
     /// (on the threads of Swift's concurrency and GRDB's queue), about 15 % of its time.
     static func useOneMallocArena(verb: String?) {
-        if !manyThreadCommands.contains(verb ?? "") { _ = margin_malloc_one_arena() }
+        if StartupTrick.oneArena.isOn, !manyThreadCommands.contains(verb ?? "") { _ = margin_malloc_one_arena() }
     }
 
     /// Refuses a command name that doesn't exist (also after `help`), suggesting the closest.

@@ -32,3 +32,9 @@ func loadPoppler() throws {
 private let silencePopplerOnce: Void = {
     margin_poppler_silence()
 }()
+
+/// poppler-glib's entry for those who want it loaded now, not when the first PDF is opened
+/// (margin's start-up switch `MARGIN_PLAIN=lazy-poppler`, to measure what loading it costs).
+public enum PopplerLibrary {
+    public static func loadNow() { try? loadPoppler() }
+}

@@ -134,3 +134,22 @@ import Testing
         #expect(completion.contains("_margin"))
     }
 }
+
+/// Each start-up trick can be turned off (`MARGIN_PLAIN`, for the bench to measure it), and
+/// margin answers the same without it.
+@Suite struct StartupTrickSwitchTests {
+    @Test(arguments: ["one-thread", "one-arena", "quick-parse", "command-table", "lazy-poppler", "all"])
+    func eachTrickOffAnswersTheSame(trick: String) throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"))
+        for arguments in [
+            ["list"], ["search", "quick brown", "--json"], ["text", "1", "--pages", "2"], ["--version"],
+        ] {
+            let usual = try box.ok(arguments)
+            let plain = try box.margin.run(arguments, environment: ["MARGIN_PLAIN": trick])
+            #expect(plain.status == 0 && plain.stdout == usual.stdout, "\(trick) \(arguments): \(plain)")
+        }
+        let failing = try box.margin.run(["show", "99"], environment: ["MARGIN_PLAIN": trick])
+        #expect(failing.status != 0 && failing.stderr.hasPrefix("error: no book matches '99'"), "\(failing)")
+    }
+}

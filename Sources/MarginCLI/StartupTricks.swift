@@ -1,0 +1,33 @@
+import Foundation
+
+/// Every trick margin's start-up plays for speed, in one place, each with a switch that turns
+/// it off: `MARGIN_PLAIN=one-thread,quick-parse` (or `MARGIN_PLAIN=all`). What each saves is
+/// measured by `bench/startup-tricks.py` (a command with all on, then with each off) and
+/// reported in `bench/RESULTS.md`; a trick that saves less than a user would notice goes.
+///
+/// Not switched here: the split into `margin` and `margin-full` (measured by the bench as
+/// `margin` against `margin-full` running the same command) and poppler's lazy loading (bound
+/// at link time; `lazy-poppler` off loads poppler before the command runs instead).
+enum StartupTrick: String, CaseIterable, Sendable {
+    /// `margin` runs its async work on its own thread (`OneThread`), not on Dispatch's threads.
+    case oneThread = "one-thread"
+    /// One malloc arena for commands that run one thread (`margin_malloc_one_arena`).
+    case oneArena = "one-arena"
+    /// The arguments parsed without ArgumentParser's completion-script check (`parseQuickly`).
+    case quickParse = "quick-parse"
+    /// A parsed command's type found in the command table, not by asking the runtime
+    /// (`asyncCommands`).
+    case commandTable = "command-table"
+    /// poppler-glib loaded when the first PDF is opened, not before every command.
+    case lazyPoppler = "lazy-poppler"
+
+    /// The tricks turned off by `MARGIN_PLAIN`.
+    private static let off: Set<String> = {
+        let named = ProcessInfo.processInfo.environment["MARGIN_PLAIN"] ?? ""
+        let names = Set(named.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        return names.contains("all") ? Set(allCases.map(\.rawValue)) : names
+    }()
+
+    /// Whether this trick is played (it is unless `MARGIN_PLAIN` names it).
+    var isOn: Bool { !Self.off.contains(rawValue) }
+}

@@ -2,8 +2,7 @@ import ArgumentParser
 
 /// Every verb of margin, once: the command's type (as the async command it is), its
 /// subcommands, and whether `margin` runs it itself (else `margin-full` does; see `Services`).
-/// The root's subcommands, each group's, the types `run` finds a parsed command among, and what
-/// `margin` runs itself all come from this table; help, the man page and the completions come
+/// The root's subcommands, each group's, and what `margin` runs itself all come from this table; help, the man page and the completions come
 /// from the command tree it makes. A new verb is its file in `Subcommands/` and one line here.
 struct Verb: Sendable {
     let type: any AsyncParsableCommand.Type
@@ -51,11 +50,4 @@ extension Margin {
     static func subcommands(of group: any AsyncParsableCommand.Type) -> [any ParsableCommand.Type] {
         verbs.first { ObjectIdentifier($0.type) == ObjectIdentifier(group) }?.subcommands ?? []
     }
-
-    /// Every command, as the `AsyncParsableCommand` it is. `run` finds a parsed command's type
-    /// here instead of asking the runtime `command as? AsyncParsableCommand`, which it answers
-    /// the first time in a process by scanning every conformance in the executable, twice
-    /// (600,000 instructions, 2 % of a search). A test walks the command tree against this list.
-    static let asyncCommands: [any AsyncParsableCommand.Type] =
-        [Margin.self] + verbs.flatMap { [$0.type] + $0.subcommands }
 }

@@ -10,21 +10,7 @@ import Poppler
 public struct Margin: AsyncParsableCommand {
     public init() {}
 
-    public static var configuration: CommandConfiguration {
-        parsingWithoutCompletionCheck ? configurationWithoutCompletionCheck : fullConfiguration
-    }
-
-    /// While set, the parser skips its check for `--generate-completion-script`: it runs that
-    /// check by parsing the arguments twice more as two other commands, a third of the parse's
-    /// time (about 1.5 ms of every command). ArgumentParser skips it for a command that names a
-    /// "super command"; the name is used only in help text, which is never made while this is set.
-    nonisolated(unsafe) private static var parsingWithoutCompletionCheck = false
-
-    private static let configurationWithoutCompletionCheck: CommandConfiguration = {
-        var configuration = fullConfiguration
-        configuration._superCommandName = "margin"
-        return configuration
-    }()
+    public static var configuration: CommandConfiguration { fullConfiguration }
 
     private static let fullConfiguration = CommandConfiguration(
         commandName: "margin",
@@ -82,11 +68,7 @@ public struct Margin: AsyncParsableCommand {
         var command: any ParsableCommand
         do {
             try checkCommandNames(arguments)
-            switch StartupTrick.quickParse.isOn ? parseQuickly(arguments) : nil {
-            case .command(let quick): command = quick
-            case .answered(let answer): exit(reporting: answer)
-            case nil: command = try parseAsRoot(arguments)
-            }
+            command = try parseAsRoot(arguments)
         } catch let error as PlainUsageError {
             Console.error("error: \(error.message)")
             Foundation.exit(ExitCode.validationFailure.rawValue)
@@ -122,27 +104,12 @@ public struct Margin: AsyncParsableCommand {
 
     /// Runs a parsed command (ArgumentParser's own commands, such as `help`, too).
     static func run(_ command: any ParsableCommand) async throws {
-        let parsed = ObjectIdentifier(type(of: command))
-        if StartupTrick.commandTable.isOn, let type = asyncCommands.first(where: { ObjectIdentifier($0) == parsed }),
-            try await run(command, as: type)
-        {
-            return
-        } else if var command = command as? AsyncParsableCommand {
+        if var command = command as? AsyncParsableCommand {
             try await command.run()
         } else {
             var command = command
             try command.run()
         }
-    }
-
-    /// Runs the command as the type found for it; false if it is not of that type.
-    private static func run<Command: AsyncParsableCommand>(_ command: any ParsableCommand, as _: Command.Type)
-        async throws -> Bool
-    {
-        // A cast to the concrete type: the runtime compares the type, nothing to scan.
-        guard var command = command as? Command else { return false }
-        try await command.run()
-        return true
     }
 
     /// Prints an error as one `error: …` line (hints may follow) and exits non-zero; help and
@@ -176,58 +143,6 @@ public struct Margin: AsyncParsableCommand {
         }
         Console.error("error: \(userMessage(for: error))")
         Foundation.exit(code == .success ? 1 : code.rawValue)
-    }
-
-    /// What the parse without the completion-script check gave.
-    enum QuickParse {
-        case command(any ParsableCommand)
-        /// A request answered without running a command (`--version`): reported as the full
-        /// parse would report it.
-        case answered(any Error)
-    }
-
-    /// The command, parsed without the completion-script check when no argument asks for a
-    /// script or for help; nil when that can't be done or fails (then the full parse runs, and
-    /// its errors and help are the ones shown).
-    static func parseQuickly(_ arguments: [String]) -> QuickParse? {
-        guard
-            !arguments.contains(where: {
-                $0.hasPrefix("--generate-completion") || $0.hasPrefix("---") || $0 == "help" || $0 == "-h"
-                    || $0 == "--help" || $0.hasPrefix("--experimental")
-            })
-        else { return nil }
-        parsingWithoutCompletionCheck = true
-        defer { parsingWithoutCompletionCheck = false }
-        do {
-            let command: any ParsableCommand
-            if let (leaf, rest) = leafCommand(arguments) {
-                command = try leaf.parseAsRoot(rest)
-            } else {
-                command = try parseAsRoot(arguments)
-            }
-            return type(of: command).configuration.commandName == "help" ? nil : .command(command)
-        } catch {
-            return exitCode(for: error) == .success ? .answered(error) : nil
-        }
-    }
-
-    /// The command the leading words name when it has no subcommands of its own, and the
-    /// arguments after its name: it can be parsed as the root of a tree of its own. Parsing
-    /// `margin` first would build the command's arguments (a mirror of it) twice more, only to
-    /// ask whether it captures all remaining input; none of Margin's commands does.
-    static func leafCommand(_ arguments: [String]) -> (any ParsableCommand.Type, [String])? {
-        var level = fullConfiguration.subcommands
-        var command: (any ParsableCommand.Type)?
-        var words = arguments[...]
-        while let word = words.first, !word.hasPrefix("-"),
-            let next = level.first(where: { $0.configuration.commandName == word })
-        {
-            command = next
-            level = next.configuration.subcommands
-            words = words.dropFirst()
-        }
-        guard let command, level.isEmpty else { return nil }
-        return (command, Array(words))
     }
 
     /// Commands whose threads allocate at once, and a lot (poppler reading on every core, the
@@ -331,16 +246,4 @@ func editDistance(_ a: String, _ b: String) -> Int {
         }
     }
     return row[b.count]
-}
-
-extension CommandConfiguration {
-    /// This configuration, naming `margin` as the command above this one. ArgumentParser reads
-    /// that name only on the root of a parse, so help, usage and the manual, all made from
-    /// `margin`, are unchanged; a command parsed as its own root (`Margin.leafCommand`) then
-    /// skips the check for `--generate-completion-script`, which parses the arguments twice more.
-    var ofMargin: CommandConfiguration {
-        var configuration = self
-        configuration._superCommandName = "margin"
-        return configuration
-    }
 }

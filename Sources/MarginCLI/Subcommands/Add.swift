@@ -30,7 +30,7 @@ extension Margin {
                   margin add https://arxiv.org/pdf/1706.03762 --folder papers/ml --tag attention
                   margin add ~/Downloads/*.pdf --jobs 8
                 """
-        ).ofMargin
+        )
 
         @Argument(help: ArgumentHelp("URLs (http, https, file) or paths of PDFs.", valueName: "URL|PATH"))
         var inputs: [String]

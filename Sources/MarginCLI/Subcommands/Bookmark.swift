@@ -9,13 +9,13 @@ extension Margin {
             commandName: "bookmark",
             abstract: "Add, list, edit and remove bookmarks on pages.",
             subcommands: Margin.subcommands(of: BookmarkCommand.self)
-        ).ofMargin
+        )
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "add", abstract: "Bookmark a page.",
                 discussion: "Example: margin bookmark add 3 42 --label \"proof of lemma 2\""
-            ).ofMargin
+            )
 
             @Argument(help: "The book.") var book: String
             @Argument(help: "The page (1-based).") var page: Int
@@ -35,7 +35,7 @@ extension Margin {
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List bookmarks, by page (of one book, or all)."
-            ).ofMargin
+            )
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
@@ -60,7 +60,7 @@ extension Margin {
         struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "edit", abstract: "Change a bookmark's label (--label \"\" clears it), or share it."
-            ).ofMargin
+            )
 
             @Argument(help: "The bookmark's id.") var id: Int64
             @Option(help: "The new label.") var label: String?
@@ -83,7 +83,7 @@ extension Margin {
         }
 
         struct Remove: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a bookmark.").ofMargin
+            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a bookmark.")
 
             @Argument(help: "The bookmark's id.") var id: Int64
             @OptionGroup var global: GlobalOptions

@@ -9,12 +9,12 @@ extension Margin {
             commandName: "cache",
             abstract: "Look after the cache of PDFs: list, verify, prune, clear.",
             subcommands: Margin.subcommands(of: CacheCommand.self)
-        ).ofMargin
+        )
 
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List cached files: size, which book, last used."
-            ).ofMargin
+            )
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
@@ -47,7 +47,7 @@ extension Margin {
                     the damaged copy is deleted only once a good one is back. Exits non-zero when \
                     a corrupted file could not be restored.
                     """
-            ).ofMargin
+            )
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
@@ -79,7 +79,7 @@ extension Margin {
                     saving its book leaves one), once they are an hour old: a younger one may \
                     belong to a book another client is adding.
                     """
-            ).ofMargin
+            )
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
@@ -103,7 +103,7 @@ extension Margin {
                     moved or deleted later), so it stays, as do old versions kept by 'margin refresh' \
                     and the served file of a book refreshed with --keep-old; --all --yes drops them too.
                     """
-            ).ofMargin
+            )
             @Flag(help: "Also drop files that can't be fetched again (with --yes).") var all = false
             @Flag(help: "Confirm --all.") var yes = false
             @OptionGroup var global: GlobalOptions

@@ -9,7 +9,7 @@ extension Margin {
             commandName: "db",
             abstract: "Inspect the library database.",
             subcommands: Margin.subcommands(of: DB.self)
-        ).ofMargin
+        )
 
         struct Grant: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -26,7 +26,7 @@ extension Margin {
                     Example:
                       margin --library postgres://admin@db.lab.example/papers db grant alice
                     """
-            ).ofMargin
+            )
 
             @Argument(help: "The PostgreSQL role.") var role: String
             @OptionGroup var global: GlobalOptions
@@ -60,7 +60,7 @@ extension Margin {
                       margin db copy --to postgres://alice@db.lab.example/papers
                       margin --library postgres://alice@db.lab.example/papers db copy --to ~/papers-backup
                     """
-            ).ofMargin
+            )
 
             @Option(
                 help: ArgumentHelp(
@@ -102,7 +102,7 @@ extension Margin {
                     refused untouched. A folder library is created the same way by add or import, \
                     and upgraded when any command opens it.
                     """
-            ).ofMargin
+            )
 
             @OptionGroup var global: GlobalOptions
 
@@ -120,7 +120,7 @@ extension Margin {
             static let configuration = CommandConfiguration(
                 commandName: "status",
                 abstract: "Show the schema version, pending migrations, counts and paths."
-            ).ofMargin
+            )
 
             @OptionGroup var global: GlobalOptions
 
@@ -157,7 +157,7 @@ extension Margin {
                     files, indexes those books and fetches missing PDFs from their sources. Exits \
                     non-zero when a problem remains.
                     """
-            ).ofMargin
+            )
 
             @Flag(help: "Fix what can be fixed.") var repair = false
             @OptionGroup var global: GlobalOptions

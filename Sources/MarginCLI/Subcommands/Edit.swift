@@ -16,7 +16,7 @@ extension Margin {
 
                 Example: margin edit 3 --folder papers/ml --tag read --untag to-read
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The book.")
         var book: String
@@ -81,7 +81,7 @@ extension Margin {
                 PDF. A book with annotations is removed only with --yes. 'margin rm --all --yes' \
                 empties the library.
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The books to remove.")
         var books: [String] = []

@@ -38,7 +38,7 @@ extension Margin {
                   margin export 3 --format pdf -o annotated.pdf
                   margin export --all --format bibtex -o library.bib
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The books.") var books: [String] = []
         @Flag(help: "Every book in the library.") var all = false
@@ -156,7 +156,7 @@ extension Margin {
                 before a refresh imports into the same library. One transaction: a malformed file \
                 imports nothing and the error says where. --dry-run reports the counts only.
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The JSON file (- for stdin).") var file: String
         @Flag(help: "Report what would change without writing.") var dryRun = false
@@ -199,7 +199,7 @@ extension Margin {
                 them; Text and FreeText notes become memos on their page. Authors and dates are \
                 kept. Running it again adds nothing.
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The book.") var book: String
         @OptionGroup var global: GlobalOptions

@@ -9,7 +9,7 @@ extension Margin {
             commandName: "highlight",
             abstract: "Highlight text on pages; list, edit and remove highlights.",
             subcommands: Margin.subcommands(of: HighlightCommand.self)
-        ).ofMargin
+        )
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -26,7 +26,7 @@ extension Margin {
                       margin highlight add 3 --text "inverted index" --color green --note "key idea"
                       margin highlight add 3 --page 7 --text "lemma" --all
                     """
-            ).ofMargin
+            )
 
             @Argument(help: "The book.") var book: String
             @Option(help: "The text to highlight.") var text: String
@@ -67,7 +67,7 @@ extension Margin {
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List highlights in reading order (of one book, or all)."
-            ).ofMargin
+            )
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
@@ -96,7 +96,7 @@ extension Margin {
             static let configuration = CommandConfiguration(
                 commandName: "edit",
                 abstract: "Change a highlight's note or colour (--note \"\" clears it), or share it."
-            ).ofMargin
+            )
 
             @Argument(help: "The highlight's id.") var id: Int64
             @Option(help: "The new note.") var note: String?
@@ -120,7 +120,7 @@ extension Margin {
         }
 
         struct Remove: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a highlight.").ofMargin
+            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a highlight.")
 
             @Argument(help: "The highlight's id.") var id: Int64
             @OptionGroup var global: GlobalOptions
@@ -138,7 +138,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "annotations",
             abstract: "Everything on a book, in reading order: bookmarks, highlights and memos."
-        ).ofMargin
+        )
 
         @Argument(help: "The book.") var book: String
         @OptionGroup var global: GlobalOptions

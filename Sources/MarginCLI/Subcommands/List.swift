@@ -16,7 +16,7 @@ extension Margin {
                   margin list --tag to-read --limit 20 --offset 20
                   margin list --json | jq '.[].title'
                 """
-        ).ofMargin
+        )
 
         @Option(help: ArgumentHelp("Only books in this folder or its subfolders.", valueName: "F"))
         var folder: String?

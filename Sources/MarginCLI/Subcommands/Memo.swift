@@ -9,7 +9,7 @@ extension Margin {
             commandName: "memo",
             abstract: "Write, list, edit and remove memos on books and pages.",
             subcommands: Margin.subcommands(of: MemoCommand.self)
-        ).ofMargin
+        )
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -21,7 +21,7 @@ extension Margin {
                       margin memo add 3 --page 12 "Compare with chapter 2"
                       pbpaste | margin memo add 3 -
                     """
-            ).ofMargin
+            )
 
             @Argument(help: "The book.") var book: String
             @Argument(help: "The memo, or - to read it from stdin.") var text: String
@@ -43,7 +43,7 @@ extension Margin {
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List memos (of one book, or all)."
-            ).ofMargin
+            )
 
             @Argument(help: "The book (all books when omitted).") var book: String?
             @OptionGroup var global: GlobalOptions
@@ -66,7 +66,7 @@ extension Margin {
         struct Edit: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "edit", abstract: "Replace a memo's text (- reads stdin), or share it."
-            ).ofMargin
+            )
 
             @Argument(help: "The memo's id.") var id: Int64
             @Argument(help: "The new text, or - to read it from stdin.") var text: String?
@@ -89,7 +89,7 @@ extension Margin {
         }
 
         struct Remove: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a memo.").ofMargin
+            static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a memo.")
 
             @Argument(help: "The memo's id.") var id: Int64
             @OptionGroup var global: GlobalOptions

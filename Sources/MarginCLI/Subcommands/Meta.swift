@@ -45,7 +45,7 @@ extension Margin {
                   margin meta --all --refresh
                   margin meta 3 --year 2021 --key vaswani2017attention
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The book.") var book: String?
         @Flag(help: "Every book in the library (with --refresh or --lookup).") var all = false
@@ -193,7 +193,7 @@ extension Margin {
                   margin cite 3 7 --format csl-json > refs.json
                   margin cite --all > library.bib
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The books.") var books: [String] = []
         @Flag(help: "Every book in the library.") var all = false

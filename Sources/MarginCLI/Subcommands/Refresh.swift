@@ -16,7 +16,7 @@ extension Margin {
                 orphaned, never deleted). --keep-old stores the new version but keeps serving the \
                 old one. 'margin book versions BOOK' lists versions.
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The books (all when none are given).") var books: [String] = []
         @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
@@ -58,12 +58,12 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "book", abstract: "About a book's files.",
             subcommands: Margin.subcommands(of: BookCommand.self)
-        ).ofMargin
+        )
 
         struct Versions: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "versions", abstract: "List the versions of a book's PDF, oldest first."
-            ).ofMargin
+            )
 
             @Argument(help: "The book.") var book: String
             @OptionGroup var global: GlobalOptions
@@ -107,7 +107,7 @@ extension Margin.BookCommand {
                   margin book use 3 2
                   margin book use "attention" 9f2c
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The book.") var book: String
         @Argument(

@@ -22,7 +22,7 @@ extension Margin {
                   margin render "deep learning" --page 1 --width 800 -o cover.png
                   margin render 3 --page 2 --format svg -o - > page.svg
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The book.")
         var book: String

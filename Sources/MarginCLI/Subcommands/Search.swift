@@ -25,7 +25,7 @@ extension Margin {
                   margin search transformer --book 3 --whole-word
                   margin search --regex 'colou?r' --limit 0 --json
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "Words and \"quoted phrases\", or a regular expression with --regex.")
         var query: String

@@ -39,7 +39,7 @@ extension Margin {
                   MARGIN_TOKEN=$(openssl rand -hex 16) margin serve --host 0.0.0.0 --allow-host reader.lab.example
                   margin serve --host 0.0.0.0 --token-file ~/.config/margin/serve-token
                 """
-        ).ofMargin
+        )
 
         @Option(help: ArgumentHelp("Listen on this address.", valueName: "HOST"))
         var host = "127.0.0.1"

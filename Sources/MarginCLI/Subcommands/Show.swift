@@ -9,7 +9,7 @@ extension Margin {
             commandName: "show",
             abstract: "Show everything about one book.",
             discussion: "BOOK is an id, a SHA-256 prefix (4+ hex digits) or part of the title."
-        ).ofMargin
+        )
 
         @Argument(help: "The book.")
         var book: String
@@ -66,7 +66,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "recent",
             abstract: "List the books opened most recently (shown, read, rendered, annotated)."
-        ).ofMargin
+        )
 
         @Option(help: ArgumentHelp("At most N books.", valueName: "N"))
         var limit = 10
@@ -97,7 +97,7 @@ extension Margin {
             commandName: "path",
             abstract: "Print the path of a book's cached PDF (fetched again if missing).",
             discussion: "Example: okular \"$(margin path 'attention is all')\""
-        ).ofMargin
+        )
 
         @Argument(help: "The book.")
         var book: String
@@ -124,7 +124,7 @@ extension Margin {
             abstract:
                 "Make sure books' PDFs are in the cache, downloading missing ones (all books when none are given).",
             discussion: "An interrupted download resumes where it stopped. Example: margin cache clear && margin fetch"
-        ).ofMargin
+        )
 
         @Argument(help: "The books.") var books: [String] = []
         @OptionGroup var limits: DownloadOptions

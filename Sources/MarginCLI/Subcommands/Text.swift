@@ -16,7 +16,7 @@ extension Margin {
                   margin text 3 --pages 1-2,5
                   margin text "deep learning" | less
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The book.")
         var book: String
@@ -46,7 +46,7 @@ extension Margin {
         static let configuration = CommandConfiguration(
             commandName: "reindex",
             abstract: "Extract and index the text of books again (all books when none is given)."
-        ).ofMargin
+        )
 
         @Argument(help: "The books.")
         var books: [String] = []

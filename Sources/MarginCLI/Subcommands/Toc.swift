@@ -21,7 +21,7 @@ extension Margin {
                   margin toc 3
                   margin toc "deep learning" --json | jq '.[] | select(.level == 1)'
                 """
-        ).ofMargin
+        )
 
         @Argument(help: "The book.") var book: String
         @OptionGroup var global: GlobalOptions

@@ -124,9 +124,6 @@ let package = Package(
         // poppler-glib's functions as trampolines, bound by dlopen when the first PDF is opened.
         .target(name: "CPopplerLoader"),
 
-        // glibc's malloc settings, which Swift's Glibc module does not show.
-        .target(name: "CMalloc"),
-
         // An FTS5 ranking function (C: FTS5's extension API is a table of C function pointers).
         .target(name: "CFTS5", linkerSettings: [.linkedLibrary("sqlite3")]),
 
@@ -222,7 +219,6 @@ let package = Package(
                 "MarginCore",
                 "MarginSQLite",
                 "Poppler",
-                "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

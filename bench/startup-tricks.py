@@ -15,7 +15,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-TRICKS = ["one-thread", "one-arena", "quick-parse", "command-table", "lazy-poppler"]
+TRICKS = ["one-thread", "lazy-poppler"]
 
 
 def median_ms(command, env, runs):

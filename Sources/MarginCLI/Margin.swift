@@ -1,5 +1,4 @@
 import ArgumentParser
-import CMalloc
 import Foundation
 import MarginCore
 import MarginKit
@@ -47,7 +46,6 @@ public struct Margin: AsyncParsableCommand {
     public static func main() async {
         if !StartupTrick.lazyPoppler.isOn { PopplerLibrary.loadNow() }
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
-        useOneMallocArena(verb: arguments.first)
         if CommandLine.arguments.dropFirst().first == IsolatedRender.helperCommand {
             Foundation.exit(
                 IsolatedRender.runHelper(
@@ -143,19 +141,6 @@ public struct Margin: AsyncParsableCommand {
         }
         Console.error("error: \(userMessage(for: error))")
         Foundation.exit(code == .success ? 1 : code.rawValue)
-    }
-
-    /// Commands whose threads allocate at once, and a lot (poppler reading on every core, the
-    /// reader's server, a library copied or indexed): they keep glibc's heap per thread.
-    static let manyThreadCommands = [
-        PopplerIsolation.helperCommand, "serve", "add", "reindex", "refresh", "db",
-    ]
-
-    /// Every other command allocates from one heap. glibc gives each new thread a heap of its own
-    /// and grows it a page at a time, one `mprotect` each: a search made 1,259 of those calls
-    /// (on the threads of Swift's concurrency and GRDB's queue), about 15 % of its time.
-    static func useOneMallocArena(verb: String?) {
-        if StartupTrick.oneArena.isOn, !manyThreadCommands.contains(verb ?? "") { _ = margin_malloc_one_arena() }
     }
 
     /// Refuses a command name that doesn't exist (also after `help`), suggesting the closest.

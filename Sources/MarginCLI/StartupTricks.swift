@@ -4,8 +4,9 @@ import Foundation
 /// it off: `MARGIN_PLAIN=one-thread,quick-parse` (or `MARGIN_PLAIN=all`). What each saves is
 /// measured by `bench/startup-tricks.py` (a command with all on, then with each off) and
 /// reported in `bench/RESULTS.md`; a trick that saves less than a user would notice goes (so
-/// went parsing without ArgumentParser's completion-script check, 0.3–0.6 ms, and finding a
-/// parsed command's type in a table instead of asking the runtime, 0.1 ms).
+/// went parsing without ArgumentParser's completion-script check, 0.2–0.6 ms; finding a parsed
+/// command's type in a table instead of asking the runtime, 0.1–0.2 ms; and one malloc arena
+/// for single-threaded commands, 0.0–0.3 ms).
 ///
 /// Not switched here: the split into `margin` and `margin-full` (measured by the bench as
 /// `margin` against `margin-full` running the same command) and poppler's lazy loading (bound
@@ -13,8 +14,6 @@ import Foundation
 enum StartupTrick: String, CaseIterable, Sendable {
     /// `margin` runs its async work on its own thread (`OneThread`), not on Dispatch's threads.
     case oneThread = "one-thread"
-    /// One malloc arena for commands that run one thread (`margin_malloc_one_arena`).
-    case oneArena = "one-arena"
     /// poppler-glib loaded when the first PDF is opened, not before every command.
     case lazyPoppler = "lazy-poppler"
 

@@ -138,7 +138,7 @@ import Testing
 /// Each start-up trick can be turned off (`MARGIN_PLAIN`, for the bench to measure it), and
 /// margin answers the same without it.
 @Suite struct StartupTrickSwitchTests {
-    @Test(arguments: ["one-thread", "one-arena", "quick-parse", "command-table", "lazy-poppler", "all"])
+    @Test(arguments: ["one-thread", "lazy-poppler", "all"])
     func eachTrickOffAnswersTheSame(trick: String) throws {
         let box = Sandbox()
         try box.ok("add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"))

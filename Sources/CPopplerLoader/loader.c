@@ -162,7 +162,10 @@ static void margin_poppler_load_once(void) {
 #define MARGIN_LOOKUP(name)                                                                        \
     if ((found[index++] = dlsym(handle, #name)) == NULL) {                                        \
         snprintf(margin_poppler_message, sizeof margin_poppler_message,                            \
-                 "poppler-glib lacks the function %s (a newer poppler is needed)", #name);         \
+                 "poppler-glib lacks the function %s (%s)", #name,                                 \
+                 #name[0] == '_' ? "poppler's C++ error callback, bound by its mangled name: this "    \
+                                   "poppler's ABI differs from the one margin was built for; rebuild" \
+                                 : "a newer poppler is needed");                                      \
         margin_poppler_error = margin_poppler_message;                                             \
         return;                                                                                    \
     }

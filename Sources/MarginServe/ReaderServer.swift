@@ -4,6 +4,7 @@ import Logging
 import MarginCore
 import MarginKit
 import NIOCore
+import Poppler
 import ServiceLifecycle
 import UnixSignals
 
@@ -210,6 +211,12 @@ struct JSONErrorMiddleware: RouterMiddleware {
                 ?? (error.status == .notFound ? "no such page or endpoint" : error.status.reasonPhrase.lowercased())
             return (error.status, message)
         case let error as MarginError:
+            if case .passwordNotStored(_, let book) = error {
+                return (
+                    .unprocessableContent,
+                    error.localizedDescription + "; 'margin edit \(book) --password -' stores it"
+                )
+            }
             return (status(of: error), error.localizedDescription)
         case let error as DecodingError:
             return (.badRequest, "malformed JSON: \(decodingProblem(error))")
@@ -217,6 +224,18 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return (.contentTooLarge, "the request's body is too large")
         case is CancellationError:
             return (.serviceUnavailable, "the request was stopped (its client went away, or the server is stopping)")
+        case let error as PopplerError:
+            // What the PDF can't give is the book's state, not the server's failure: said as
+            // the CLI says it, with what to do.
+            let message = error.localizedDescription
+            switch error {
+            case .passwordRequired, .wrongPassword:
+                return (.unprocessableContent, message + "; 'margin edit BOOK --password -' stores its password")
+            case .pageOutOfRange: return (.notFound, message)
+            case .unreadable, .pageUnreadable: return (.unprocessableContent, message)
+            case .libraryMissing: return (.serviceUnavailable, message)
+            case .renderFailed, .saveFailed: return (.internalServerError, message)
+            }
         default:
             return (.internalServerError, error.localizedDescription)
         }

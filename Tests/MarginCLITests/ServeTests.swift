@@ -452,3 +452,29 @@ final class Answers: @unchecked Sendable {
         #expect(memos.map { $0["page"] as? Int } == [2])
     }
 }
+
+/// What a book's PDF can't give (its password unknown here) is said as the CLI says it, with
+/// what to do, and with a status that says it is the book's state (422), not a server failure.
+@Suite struct ServePDFErrorTests {
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
+    func anEncryptedBookWithoutItsPasswordIsA422WithTheRemedy() throws {
+        let first = Sandbox()
+        try first.ok("add", "-q", Fixtures.pdf("encrypted.pdf"), "--password", "secret")
+        let backup = first.folder.path + "/backup.json"
+        try first.ok("export", "--all", "--format", "json", "-o", backup)
+        // Restored elsewhere, the PDF fetched again from where it came: no password (backups
+        // carry none).
+        let box = Sandbox()
+        try box.ok("import", "-q", backup)
+        try box.ok("fetch", "1")
+        let server = try RunningServer(box)
+        defer { _ = server.stop() }
+        for path in ["/api/books/1/pages/1/text", "/api/books/1/pages/1.png?dpi=50"] {
+            let (status, body) = try fetch(server.url + path)
+            #expect(status == 422, "\(path): \(status) \(body)")
+            #expect(body.contains("--password -"), "\(path): \(body)")
+        }
+        let (pageStatus, page) = try fetch(server.url + "/books/1/pages/1")
+        #expect(pageStatus == 200, "the reader's page itself opens: \(page)")
+    }
+}

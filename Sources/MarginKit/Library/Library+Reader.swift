@@ -68,9 +68,12 @@ extension Library {
             // In a child with time and memory limits (a page can be built to take minutes).
             try checkPage(number, of: book)
             let path = try cachedFile(book)
-            drawn = try await IsolatedRender.draw(
-                helper: helper, path: path, password: try password(of: book), page: number, format: format, dpi: dpi,
-                configuration: configuration, stop: stop)
+            let secret = try password(of: book)
+            drawn = try await readingPDF(book) {
+                try await IsolatedRender.draw(
+                    helper: helper, path: path, password: secret, page: number, format: format, dpi: dpi,
+                    configuration: configuration, stop: stop)
+            }
         } else {
             drawn = try await withPage(book, number) { page in
                 try IsolatedRender.drawPage(page, format: format, dpi: dpi)
@@ -160,6 +163,14 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
 private func readingPDF<T>(_ book: Book, _ body: () throws -> T) throws -> T {
     do {
         return try body()
+    } catch let error as PopplerError {
+        throw pdfError(error, of: book)
+    }
+}
+
+private func readingPDF<T>(_ book: Book, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
     } catch let error as PopplerError {
         throw pdfError(error, of: book)
     }

@@ -35,6 +35,10 @@ public enum IsolatedRender {
             answer.byte(0)
             answer.field(drawn.resolution)
             answer.field(bytes: drawn.data)
+        } catch PopplerError.passwordRequired, PopplerError.wrongPassword {
+            // Not poppler's failure: the book's password isn't known here (said by the parent).
+            answer = FrameWriter()
+            answer.byte(2)
         } catch {
             answer = FrameWriter()
             answer.byte(1)
@@ -115,6 +119,7 @@ public enum IsolatedRender {
         switch answer {
         case .image(let resolution, let data)?: return (data, resolution)
         case .failure(let message)?: throw MarginError.popplerLimit("poppler could not draw page \(page): \(message)")
+        case .locked?: throw PopplerError.passwordRequired
         case nil:
             let how = status.exited ? "exit \(status.code)" : "signal \(status.code)"
             throw MarginError.popplerLimit(
@@ -218,6 +223,8 @@ private final class Live: @unchecked Sendable {
 enum RenderAnswer {
     case image(String, Data)
     case failure(String)
+    /// The PDF is encrypted and the password given (if any) doesn't open it.
+    case locked
 }
 
 extension FrameReader {
@@ -227,6 +234,7 @@ extension FrameReader {
             guard let resolution = field(), let data = field() else { return nil }
             return .image(String(decoding: resolution, as: UTF8.self), Data(data))
         case 1: return field().map { .failure(String(decoding: $0, as: UTF8.self)) }
+        case 2: return .locked
         default: return nil
         }
     }

@@ -285,24 +285,15 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     /// The pages with these ids, in this order, read a batch at a time until `visit` says stop.
     private func visitPages(_ ids: [Int64], visit: (PageText) throws -> Bool) throws {
-        var start = 0
-        var size = 16
-        while start < ids.count {
-            let batch = Array(ids[start..<min(ids.count, start + size)])
-            start += batch.count
-            size = min(size * 2, 256)
-            var binds = PostgresBindings()
-            binds.append(batch)
-            var pages = [Int64: PageText]()
-            for row in try run("SELECT id, \"bookId\", number, text FROM page WHERE id = ANY($1)", binds).rows {
-                let page = try PageText(from: ColumnDecoder(row: row.makeRandomAccess()))
-                if let id = page.id { pages[id] = page }
-            }
-            for id in batch {
-                guard let page = pages[id] else { continue }
-                guard try visit(page) else { return }
-            }
-        }
+        _ = try SearchRanking.visitPages(
+            ids,
+            load: { batch in
+                var binds = PostgresBindings()
+                binds.append(batch)
+                return try run("SELECT id, \"bookId\", number, text FROM page WHERE id = ANY($1)", binds).rows.map {
+                    try PageText(from: ColumnDecoder(row: $0.makeRandomAccess()))
+                }
+            }, visit: visit)
     }
 
     /// The pages holding the terms (every page for none), in library order, a batch at a time

@@ -164,24 +164,15 @@ extension SQLiteStore {
     /// Loads the pages with these ids (in this order) a batch at a time, skipping any the index
     /// still names but `page` no longer holds, until `visit` returns false (then returns false).
     private func visitPages(_ ids: [Int64], bookId: Int64?, visit: (PageText) throws -> Bool) throws -> Bool {
-        var start = 0
-        var batchSize = 16
-        while start < ids.count {
-            let batch = Array(ids[start..<min(ids.count, start + batchSize)])
-            start += batch.count
-            batchSize = min(batchSize * 2, 256)
-            let marks = Array(repeating: "?", count: batch.count).joined(separator: ",")
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT id, bookId, number, text FROM page WHERE id IN (\(marks))",
-                arguments: StatementArguments(batch))
-            let byId = Dictionary(
-                rows.map { row in (row[0] as Int64, pageText(row)) }, uniquingKeysWith: { a, _ in a })
-            for id in batch {
-                guard let page = byId[id], bookId == nil || page.bookId == bookId else { continue }
-                if try !visit(page) { return false }
-            }
-        }
-        return true
+        try SearchRanking.visitPages(
+            ids,
+            load: { batch in
+                let marks = Array(repeating: "?", count: batch.count).joined(separator: ",")
+                return try Row.fetchAll(
+                    db, sql: "SELECT id, bookId, number, text FROM page WHERE id IN (\(marks))",
+                    arguments: StatementArguments(batch)
+                ).map(pageText).filter { bookId == nil || $0.bookId == bookId }
+            }, visit: visit)
     }
 
     func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {

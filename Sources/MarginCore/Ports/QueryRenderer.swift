@@ -91,6 +91,28 @@ public func quotedIdentifier(_ name: String) -> String {
 
 /// What full-text ranking shares between the backends.
 public enum SearchRanking {
+    /// Reads the pages with `ids`, in that order, through `load` (the pages of one batch, in any
+    /// order; ids it no longer finds are left out), a batch at a time, batches growing from 16 to
+    /// 256 (a search that stops at its limit reads little more than it shows), until `visit`
+    /// says stop; returns false then.
+    public static func visitPages(
+        _ ids: [Int64], load: ([Int64]) throws -> [PageText], visit: (PageText) throws -> Bool
+    ) throws -> Bool {
+        var start = 0
+        var size = 16
+        while start < ids.count {
+            let batch = Array(ids[start..<min(ids.count, start + size)])
+            start += batch.count
+            size = min(size * 2, 256)
+            let pages = Dictionary(try load(batch).compactMap { page in page.id.map { ($0, page) } }) { a, _ in a }
+            for id in batch {
+                guard let page = pages[id] else { continue }
+                if try !visit(page) { return false }
+            }
+        }
+        return true
+    }
+
     /// Up to this many matching pages are ranked by relevance; past it, in library order, read
     /// as needed (ranking them all would cost more than a user waits).
     public static let rankedPages = 2_000

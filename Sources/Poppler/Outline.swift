@@ -10,12 +10,18 @@ public struct OutlineEntry: Sendable, Equatable, Encodable {
     public var page: Int?
     /// 1 is the top level.
     public var level: Int
+    /// It leads out of the document (a web address, another file, a viewer's command): no page
+    /// is missing from it.
+    public var leadsOut = false
 
-    public init(title: String, page: Int?, level: Int) {
+    public init(title: String, page: Int?, level: Int, leadsOut: Bool = false) {
         self.title = title
         self.page = page
         self.level = level
+        self.leadsOut = leadsOut
     }
+
+    enum CodingKeys: String, CodingKey { case title, page, level }
 }
 
 extension Document {
@@ -43,11 +49,16 @@ extension Document {
                 if action.pointee.type == POPPLER_ACTION_GOTO_DEST, let destination = action.pointee.goto_dest.dest {
                     page = self.page(of: destination, named: &named)
                 }
+                let kind = action.pointee.type
+                let leadsOut =
+                    kind == POPPLER_ACTION_URI || kind == POPPLER_ACTION_GOTO_REMOTE || kind == POPPLER_ACTION_LAUNCH
+                    || kind == POPPLER_ACTION_NAMED || kind == POPPLER_ACTION_MOVIE || kind == POPPLER_ACTION_RENDITION
+                    || kind == POPPLER_ACTION_JAVASCRIPT || kind == POPPLER_ACTION_RESET_FORM
                 entries.append(
                     OutlineEntry(
                         title: title.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(
                             of: "\\s+", with: " ", options: .regularExpression),
-                        page: page, level: level))
+                        page: page, level: level, leadsOut: leadsOut))
             }
             if level < 32, let child = poppler_index_iter_get_child(iterator) {
                 walk(child, level: level + 1, limit: limit, into: &entries, named: &named)

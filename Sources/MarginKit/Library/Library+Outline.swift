@@ -63,7 +63,7 @@ extension Library {
 /// dictionary holding /D (which mutool and pypdf follow). Left as it is when qpdf can't read
 /// the file or walks another number of entries.
 func completedOutline(_ entries: [OutlineEntry], path: String, password: String?) -> [OutlineEntry] {
-    guard entries.contains(where: { $0.page == nil }),
+    guard entries.contains(where: { $0.page == nil && !$0.leadsOut }),
         let pages = try? QPDFDocument(path: path, password: password).outlinePages(),
         pages.count == entries.count
     else { return entries }

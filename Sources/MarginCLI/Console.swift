@@ -25,10 +25,7 @@ enum Console {
 
     /// Prints one JSON document on stdout.
     static func json<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(value)
-        out(String(decoding: data, as: UTF8.self))
+        out(String(decoding: try ViewJSON.data(value), as: UTF8.self))
     }
 
     /// Prints a list of books as one JSON document: the bytes `json(_:)` would print, written

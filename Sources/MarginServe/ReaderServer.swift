@@ -321,9 +321,7 @@ func errorPage(status: HTTPResponse.Status, message: String) -> Response {
 
 /// The CLI's JSON (keys sorted, slashes plain) as a response.
 func jsonResponse<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    let data = try encoder.encode(value)
+    let data = try ViewJSON.data(value, pretty: false)
     var headers = HTTPFields()
     headers[.contentType] = "application/json; charset=utf-8"
     headers[.cacheControl] = "no-store"

@@ -40,9 +40,7 @@ extension Library {
         let backup = try await backup(books)
         switch format {
         case .json:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            return String(decoding: try encoder.encode(backup), as: UTF8.self) + "\n"
+            return String(decoding: try ViewJSON.data(backup), as: UTF8.self) + "\n"
         case .markdown:
             return backup.books.map(markdown).joined(separator: "\n---\n\n")
         case .csv:

@@ -121,12 +121,8 @@ public enum Identifiers {
         return Int(found[year])
     }
 
-    /// The year a first page prints where a reader looks for one: a date line ("7 May 2023",
-    /// "March 2019", "2019-03-15"), a copyright line, a venue line ("Proceedings of …, 2019",
-    /// "Vol. 12, 2019") or a line with the DOI; the first such line's year. Years in other lines
-    /// (a title, a table) don't count.
-    public static func printedYear(in page: String, latest: Int? = nil) -> Int? {
-        let newest = latest ?? (Calendar(identifier: .gregorian).component(.year, from: Date()) + 1)
+    /// The lines `printedYear` reads a year from, compiled once (every added PDF asks).
+    private static let printedYearLines: [NSRegularExpression] = {
         let year = #"(?<![0-9./-])((?:19|20)[0-9]{2})(?![0-9])"#
         let month =
             #"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"#
@@ -140,7 +136,16 @@ public enum Identifiers {
                 + #".*?(?i:proceedings|conference|symposium|workshop|journal|transactions|vol\.|volume|doi:|doi\.org)"#,
             #"\b10\.[0-9]{4,9}/.*?"# + year,
         ]
-        let expressions = kinds.compactMap { try? NSRegularExpression(pattern: $0) }
+        return kinds.compactMap { try? NSRegularExpression(pattern: $0) }
+    }()
+
+    /// The year a first page prints where a reader looks for one: a date line ("7 May 2023",
+    /// "March 2019", "2019-03-15"), a copyright line, a venue line ("Proceedings of …, 2019",
+    /// "Vol. 12, 2019") or a line with the DOI; the first such line's year. Years in other lines
+    /// (a title, a table) don't count.
+    public static func printedYear(in page: String, latest: Int? = nil) -> Int? {
+        let newest = latest ?? (Calendar(identifier: .gregorian).component(.year, from: Date()) + 1)
+        let expressions = printedYearLines
         for line in page.split(whereSeparator: \.isNewline) where line.count <= 400 {
             let text = String(line)
             let range = NSRange(text.startIndex..., in: text)

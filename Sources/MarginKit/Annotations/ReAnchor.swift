@@ -32,12 +32,11 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) 
         var best: (page: Int, range: Range<Int>, score: Int)?
         func look(at candidates: [Int]) {
             for (number, text) in candidates.map({ searchable[$0] }) {
-                for range in text.foldedMatches(term, wholeWord: false) {
-                    let (before, after) = foldedContext(text, around: range)
-                    var score = commonSuffix(wantedBefore, before) + commonPrefix(wantedAfter, after)
-                    if number == highlight.page { score += 1 }
-                    if best == nil || score > best!.score { best = (number, range, score) }
+                guard let found = bestOccurrence(of: term, between: wantedBefore, and: wantedAfter, in: text) else {
+                    continue
                 }
+                let score = found.score + (number == highlight.page ? 1 : 0)
+                if best == nil || score > best!.score { best = (number, found.range, score) }
             }
         }
         // First the pages that hold the rarest word of the highlight and its context (text
@@ -77,21 +76,36 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) 
     return (updated, counts)
 }
 
+/// Of the occurrences of the folded `term` in `text`, the first whose surroundings best match
+/// the folded context stored with it (`before` and `after`): how re-anchoring tells a repeated
+/// text apart, and where reading order places a highlight on its page.
+func bestOccurrence(
+    of term: [Unicode.Scalar], between before: [Unicode.Scalar], and after: [Unicode.Scalar], in text: SearchableText
+) -> (range: Range<Int>, score: Int)? {
+    var best: (range: Range<Int>, score: Int)?
+    for range in text.foldedMatches(term, wholeWord: false) {
+        let (found, following) = foldedContext(text, around: range)
+        let score = commonSuffix(before, found) + commonPrefix(after, following)
+        if best == nil || score > best!.score { best = (range, score) }
+    }
+    return best
+}
+
 /// The folded text just before and after a match in `cased` coordinates.
-func foldedContext(_ text: SearchableText, around range: Range<Int>) -> ([Unicode.Scalar], [Unicode.Scalar]) {
+private func foldedContext(_ text: SearchableText, around range: Range<Int>) -> ([Unicode.Scalar], [Unicode.Scalar]) {
     func fold(_ slice: ArraySlice<Unicode.Scalar>) -> [Unicode.Scalar] { foldedTerm(scalarString(slice)) }
     let before = fold(text.cased[max(0, range.lowerBound - 40)..<range.lowerBound])
     let after = fold(text.cased[range.upperBound..<min(text.cased.count, range.upperBound + 40)])
     return (before, after)
 }
 
-func commonSuffix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+private func commonSuffix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
     var count = 0
     while count < a.count, count < b.count, a[a.count - 1 - count] == b[b.count - 1 - count] { count += 1 }
     return count
 }
 
-func commonPrefix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+private func commonPrefix(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
     var count = 0
     while count < a.count, count < b.count, a[count] == b[count] { count += 1 }
     return count

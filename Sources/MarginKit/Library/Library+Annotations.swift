@@ -379,20 +379,14 @@ private struct PageKey: Hashable {
     var page: Int
 }
 
-/// Where a highlight's text starts in its page's text: the occurrence whose surroundings best
-/// match the highlight's stored prefix and suffix (text repeated on a page is told apart so).
+/// Where a highlight's text starts in its page's text (the occurrence its stored context
+/// chooses, as re-anchoring chooses it).
 func textOffset(of highlight: Highlight, in text: SearchableText) -> Int? {
     let term = foldedTerm(highlight.text)
     guard !term.isEmpty else { return nil }
-    let wantedBefore = foldedTerm(highlight.prefix)
-    let wantedAfter = foldedTerm(highlight.suffix)
-    var best: (offset: Int, score: Int)?
-    for range in text.foldedMatches(term, wholeWord: false) {
-        let (before, after) = foldedContext(text, around: range)
-        let score = commonSuffix(wantedBefore, before) + commonPrefix(wantedAfter, after)
-        if best == nil || score > best!.score { best = (range.lowerBound, score) }
-    }
-    return best?.offset
+    return bestOccurrence(
+        of: term, between: foldedTerm(highlight.prefix), and: foldedTerm(highlight.suffix), in: text)?.range
+        .lowerBound
 }
 
 /// The most text one memo, note or highlight may hold: notes, not documents (a memo of many

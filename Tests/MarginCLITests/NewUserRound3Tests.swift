@@ -33,6 +33,9 @@ import Testing
         let proc = try box.fails("export", "1", "--format", "json", "-o", "/proc/margin-test.json")
         #expect(!proc.stderr.contains("disk is full"), "\(proc)")
         #expect(proc.stderr.contains("cannot write /proc/margin-test.json: "), "\(proc)")
+        // Whichever library writes the file (poppler here), the system's words.
+        let pdf = try box.fails("export", "1", "--format", "pdf", "-o", "/proc/margin-test.pdf")
+        #expect(pdf.stderr.hasPrefix("error: cannot write /proc/margin-test.pdf: no such file"), "\(pdf)")
         let missing = try box.fails("export", "1", "--format", "json", "-o", "/nonexistent-folder/x.json")
         #expect(missing.stderr.contains("does not exist"), "\(missing)")
     }

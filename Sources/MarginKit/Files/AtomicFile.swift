@@ -55,6 +55,13 @@ public final class AtomicFiles {
         removeStaleTemporaries(in: folder)
         let name = (target as NSString).lastPathComponent
         let temporary = "\(folder)/.\(name).margin-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())"
+        // Made here first, so that a place that refuses files (a read-only or special file
+        // system) is said in the system's words, whichever library then writes it.
+        let probe = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard probe >= 0 else {
+            throw MarginError.io("cannot write \(path): \(String(cString: strerror(errno)).lowercased())")
+        }
+        close(probe)
         do {
             try write(temporary)
             try finish(temporary, check: check, target: path)

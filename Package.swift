@@ -130,7 +130,7 @@ let package = Package(
         // Libraries
         .target(
             name: "Poppler",
-            dependencies: ["CPoppler", "CPopplerLoader"],
+            dependencies: ["MarginCore", "CPoppler", "CPopplerLoader"],
             swiftSettings: strict + popplerHeaders
         ),
         // What poppler-glib can't write into a PDF (an outline, document-level notes), through
@@ -176,7 +176,6 @@ let package = Package(
             name: "MarginKit",
             dependencies: [
                 "MarginCore",
-                "Poppler",
                 "QPDF",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -203,7 +202,6 @@ let package = Package(
             dependencies: [
                 "MarginKit",
                 "MarginCore",
-                "Poppler",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -218,7 +216,6 @@ let package = Package(
                 "MarginKit",
                 "MarginCore",
                 "MarginSQLite",
-                "Poppler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -226,14 +223,14 @@ let package = Package(
         // `margin`: the CLI on a library on this machine; hands the rest to margin-full.
         .executableTarget(
             name: "margin",
-            dependencies: ["MarginCLI"],
+            dependencies: ["MarginCLI", "MarginCore", "Poppler"],
             swiftSettings: strict,
             linkerSettings: marginLinkerSettings
         ),
         // `margin-full`: the CLI with downloads, team libraries and the reader's server.
         .executableTarget(
             name: "margin-full",
-            dependencies: ["MarginCLI", "MarginCore", "MarginNetwork", "MarginPostgres", "MarginServe"],
+            dependencies: ["MarginCLI", "MarginCore", "MarginNetwork", "MarginPostgres", "MarginServe", "Poppler"],
             swiftSettings: strict,
             linkerSettings: marginLinkerSettings
         ),
@@ -249,7 +246,7 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "PopplerTests", dependencies: ["Poppler", "TestSupport"]),
+        .testTarget(name: "PopplerTests", dependencies: ["Poppler", "MarginCore", "TestSupport"]),
         .target(
             name: "StoreConformance",
             dependencies: ["MarginCore"],

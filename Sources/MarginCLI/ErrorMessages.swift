@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import MarginCore
 import MarginKit
-import Poppler
 
 /// What a user reads for an error: the library's own words (which name no command), then what
 /// to type about it, which only the command line knows.
@@ -36,7 +35,7 @@ func hint(for error: any Error) -> Hint? {
     case let error as MarginError: return hint(for: error)
     case StoreError.truncated: return .inline("'margin import' restores a JSON export into a new library")
     case StoreError.damaged: return .inline("'margin db check' tells more")
-    case PopplerError.passwordRequired:
+    case PDFError.passwordRequired:
         return .inline("'margin edit BOOK --password -' stores one (when adding: --password -)")
     default: return nil
     }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import MarginCore
 import MarginKit
-import Poppler
 
 /// The `margin` command: configuration only; each verb lives in `Subcommands/`. Both
 /// executables run it (`margin` and `margin-full`, see `Services`).
@@ -44,7 +43,7 @@ public struct Margin: AsyncParsableCommand {
     }
 
     public static func main() async {
-        if !StartupTrick.lazyPoppler.isOn { PopplerLibrary.loadNow() }
+        if !StartupTrick.lazyPoppler.isOn { PDFEngines.current.loadNow() }
         let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         if CommandLine.arguments.dropFirst().first == IsolatedRender.helperCommand {
             Foundation.exit(

@@ -3,7 +3,6 @@ import Hummingbird
 import MarginCore
 import MarginKit
 import NIOCore
-import Poppler
 
 /// The JSON API of CLI.md's "reader in a browser": the CLI's `--json` shapes over HTTP.
 extension ReaderServer {

@@ -4,7 +4,6 @@ import Logging
 import MarginCore
 import MarginKit
 import NIOCore
-import Poppler
 import ServiceLifecycle
 import UnixSignals
 
@@ -224,7 +223,7 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return (.contentTooLarge, "the request's body is too large")
         case is CancellationError:
             return (.serviceUnavailable, "the request was stopped (its client went away, or the server is stopping)")
-        case let error as PopplerError:
+        case let error as PDFError:
             // What the PDF can't give is the book's state, not the server's failure: said as
             // the CLI says it, with what to do.
             let message = error.localizedDescription

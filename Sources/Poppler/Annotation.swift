@@ -1,41 +1,6 @@
 internal import CPoppler
 import Foundation
-
-/// An RGB colour, components 0...1.
-public struct RGB: Sendable, Equatable, Codable {
-    public var red: Double, green: Double, blue: Double
-
-    public init(red: Double, green: Double, blue: Double) {
-        self.red = red
-        self.green = green
-        self.blue = blue
-    }
-}
-
-/// An annotation read from a PDF page.
-public struct PageAnnotation: Sendable, Equatable {
-    public enum Kind: String, Sendable {
-        case highlight, underline, strikeOut, squiggly, text, freeText, other
-    }
-
-    public var kind: Kind
-    /// Its position in the page's annotation list (stable for an unchanged file).
-    public var index: Int
-    /// The annotation's rectangle.
-    public var rect: PDFRect
-    /// For text markup: the bounding rectangle of each quadrilateral (one per line).
-    public var quads: [PDFRect]
-    public var contents: String?
-    /// The markup's label: by convention its author.
-    public var author: String?
-    /// /M, as the PDF wrote it (e.g. "D:20240102120000Z").
-    public var modified: String?
-    /// The markup's creation date (day precision), if present.
-    public var created: DateComponents?
-    public var color: RGB?
-    /// /NM, the annotation's name, when it has one.
-    public var name: String?
-}
+import MarginCore
 
 extension Page {
     /// The page's annotations, in the order the PDF lists them.

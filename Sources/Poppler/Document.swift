@@ -1,5 +1,6 @@
 internal import CPoppler
 import Foundation
+import MarginCore
 
 /// An open PDF document. Owns its `PopplerDocument` and releases it on deinit.
 ///
@@ -64,7 +65,7 @@ public final class Document {
     public var author: String? { nonBlank(takeString(poppler_document_get_author(document))) }
 
     /// The page with the 1-based `number`; only that page is loaded.
-    public func page(_ number: Int) throws -> Page {
+    func loadPage(_ number: Int) throws -> Page {
         guard number >= 1, number <= pageCount else {
             throw PopplerError.pageOutOfRange(page: number, count: pageCount)
         }
@@ -86,7 +87,7 @@ func nonBlank(_ value: String?) -> String? {
 /// file 256 bytes at a time, a system call each (a 1 MB PDF read through is 4,000 of them).
 /// Shared by every document opened from it (on any thread: the bytes are only read). For files
 /// no one changes while they are open (a file cut short under a mapping stops the process).
-public final class MappedPDF: @unchecked Sendable {
+public final class MappedPDF: MappedPDFFile, @unchecked Sendable {
     let bytes: OpaquePointer
 
     /// Maps the file at `path`; nil when it is larger than `limit` bytes (a mapping takes that

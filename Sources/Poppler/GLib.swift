@@ -1,5 +1,6 @@
 internal import CPoppler
 import CPopplerLoader
+import MarginCore
 
 /// Takes ownership of a `gchar *` returned by GLib/poppler and frees it.
 func takeString(_ pointer: UnsafeMutablePointer<gchar>?) -> String? {
@@ -32,9 +33,3 @@ func loadPoppler() throws {
 private let silencePopplerOnce: Void = {
     margin_poppler_silence()
 }()
-
-/// poppler-glib's entry for those who want it loaded now, not when the first PDF is opened
-/// (margin's start-up switch `MARGIN_PLAIN=lazy-poppler`, to measure what loading it costs).
-public enum PopplerLibrary {
-    public static func loadNow() { try? loadPoppler() }
-}

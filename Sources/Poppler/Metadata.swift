@@ -1,5 +1,6 @@
 internal import CPoppler
 import Foundation
+import MarginCore
 
 extension Document {
     /// The document's /Subject, trimmed; nil when absent or blank.
@@ -15,29 +16,6 @@ extension Document {
     public var creationDate: Date? {
         let seconds = poppler_document_get_creation_date(document)
         return seconds <= 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
-    }
-}
-
-/// One line of a page's text as poppler lays it out, with the size of its largest font.
-public struct TextLine: Sendable, Equatable, Codable {
-    public var text: String
-    /// Points: the largest font size of the line's characters.
-    public var fontSize: Double
-    /// The line's box, PDF points, top-left origin (y grows down the page).
-    public var top: Double
-    public var bottom: Double
-    public var left: Double
-    /// The line's text cut where a wide space (more than one and a half times the type size)
-    /// parts it: names set side by side in columns; nil when nothing parts it.
-    public var pieces: [String]?
-
-    public init(text: String, fontSize: Double, top: Double, bottom: Double, left: Double, pieces: [String]? = nil) {
-        self.pieces = pieces
-        self.text = text
-        self.fontSize = fontSize
-        self.top = top
-        self.bottom = bottom
-        self.left = left
     }
 }
 

@@ -1,28 +1,6 @@
 internal import CPoppler
 import Foundation
-
-/// An entry of a PDF's outline (the bookmarks panel of a viewer): its title, the page it goes
-/// to and its depth.
-public struct OutlineEntry: Sendable, Equatable, Encodable {
-    public var title: String
-    /// 1-based; nil when the entry leads nowhere in this document (a web link, a destination
-    /// that doesn't exist).
-    public var page: Int?
-    /// 1 is the top level.
-    public var level: Int
-    /// It leads out of the document (a web address, another file, a viewer's command): no page
-    /// is missing from it.
-    public var leadsOut = false
-
-    public init(title: String, page: Int?, level: Int, leadsOut: Bool = false) {
-        self.title = title
-        self.page = page
-        self.level = level
-        self.leadsOut = leadsOut
-    }
-
-    enum CodingKeys: String, CodingKey { case title, page, level }
-}
+import MarginCore
 
 extension Document {
     /// The outline in reading order (parents before their children), at most `limit` entries

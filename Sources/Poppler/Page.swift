@@ -1,4 +1,5 @@
 internal import CPoppler
+import MarginCore
 
 /// One page of a `Document`. Keeps its document alive.
 public final class Page {

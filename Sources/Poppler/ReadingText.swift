@@ -1,12 +1,5 @@
 internal import CPoppler
-
-/// A page's text as a reader reads it, with the box of each of its scalars.
-public struct ReadingText: Sendable {
-    public var text: String
-    /// One box per Unicode scalar of `text` (zero-size for inserted spaces and line breaks);
-    /// nil when poppler gave no usable layout.
-    public var boxes: [PDFRect]?
-}
+import MarginCore
 
 extension Page {
     /// Poppler's text with two repairs, as pdftotext reads a page: words set apart on one line

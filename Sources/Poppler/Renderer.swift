@@ -1,40 +1,6 @@
 internal import CPoppler
 import Foundation
-
-/// Output formats for `Page.render`.
-public enum RenderFormat: String, CaseIterable, Sendable {
-    case png, svg, pdf
-}
-
-/// A rectangle drawn over a rendered page, in PDF points with the origin at the top left
-/// (poppler's text coordinates).
-public struct Overlay: Sendable, Equatable {
-    public enum Style: Sendable, Equatable {
-        /// A translucent fill, as a highlighter.
-        case highlight
-        /// A solid marker (a bookmark's ribbon).
-        case marker
-    }
-
-    public var x0: Double, y0: Double, x1: Double, y1: Double
-    /// RGB components, 0...1.
-    public var red: Double, green: Double, blue: Double
-    public var style: Style
-
-    public init(
-        x0: Double, y0: Double, x1: Double, y1: Double, red: Double, green: Double, blue: Double,
-        style: Style = .highlight
-    ) {
-        self.x0 = x0
-        self.y0 = y0
-        self.x1 = x1
-        self.y1 = y1
-        self.red = red
-        self.green = green
-        self.blue = blue
-        self.style = style
-    }
-}
+import MarginCore
 
 extension Page {
     /// Pixel size of a raster rendering at `dpi`, rounded up as pdftocairo does

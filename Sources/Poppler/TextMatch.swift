@@ -1,24 +1,5 @@
 internal import CPoppler
-
-/// A rectangle in PDF user space: points, origin at the bottom left of the page.
-public struct PDFRect: Sendable, Equatable, Codable {
-    public var x0: Double, y0: Double, x1: Double, y1: Double
-
-    public init(x0: Double, y0: Double, x1: Double, y1: Double) {
-        self.x0 = min(x0, x1)
-        self.y0 = min(y0, y1)
-        self.x1 = max(x0, x1)
-        self.y1 = max(y0, y1)
-    }
-
-    /// `[x0, y0, x1, y1]`.
-    public var array: [Double] { [x0, y0, x1, y1] }
-}
-
-/// One occurrence of a text on a page: one rectangle per line it spans.
-public struct TextMatch: Sendable, Equatable {
-    public var rects: [PDFRect]
-}
+import MarginCore
 
 extension Page {
     /// Every occurrence of `text` on the page, found by poppler: case-insensitive unless asked,

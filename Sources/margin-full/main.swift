@@ -3,8 +3,10 @@ import MarginCore
 import MarginNetwork
 import MarginPostgres
 import MarginServe
+import Poppler
 
 // `margin-full`: every command, downloads, team libraries on PostgreSQL and `margin serve`.
+PDFEngines.install(PopplerEngine())
 Services.current = Services(
     downloader: { HTTPDownloader(configuration: $0) },
     backends: [PostgresLibraryDatabase.backend],

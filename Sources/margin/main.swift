@@ -1,5 +1,8 @@
 import MarginCLI
+import MarginCore
+import Poppler
 
 // `margin`: the library on this machine. Commands that need downloads, a team library or the
 // reader's server run in `margin-full`, beside it (see `Services`).
+PDFEngines.install(PopplerEngine())
 Margin.mainOnOneThread()

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import Poppler
 import TestSupport
 import Testing

@@ -7,6 +7,8 @@ import Testing
 @testable import MarginKit
 
 @Suite struct DocumentCacheTests {
+    init() { PDFEngines.install(PopplerEngine()) }
+
     /// A command touching many pages of a book opens it once; the least recently used document
     /// goes when the cache is full.
     @Test func keepsAFewDocumentsOpen() throws {

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 import Testing
 
 @testable import MarginKit

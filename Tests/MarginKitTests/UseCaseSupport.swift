@@ -2,6 +2,7 @@ import Foundation
 import MarginCore
 import MarginKit
 import MarginSQLite
+import Poppler
 import TestSupport
 import Testing
 
@@ -21,6 +22,7 @@ final class TestLibrary: Sendable {
     let library: Library
 
     init() throws {
+        PDFEngines.install(PopplerEngine())
         library = try Library(
             store: try LibraryDatabase(), cache: folder.path + "/cache", keyFile: folder.path + "/key",
             configuration: Configuration(), downloader: FailClosedDownloader())

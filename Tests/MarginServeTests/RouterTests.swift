@@ -7,6 +7,7 @@ import MarginKit
 import MarginSQLite
 import MarginServe
 import NIOCore
+import Poppler
 import TestSupport
 import Testing
 
@@ -17,6 +18,7 @@ final class ServedLibrary: Sendable {
     let library: Library
 
     init(_ names: String...) async throws {
+        PDFEngines.install(PopplerEngine())
         library = try Library(
             store: try LibraryDatabase(), cache: folder.path + "/cache", keyFile: folder.path + "/key",
             configuration: Configuration(), downloader: ClosedNetwork())

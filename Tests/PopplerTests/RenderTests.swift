@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 @_spi(Testing) import Poppler
 import TestSupport
 import Testing

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import MarginCore
 import MarginKit
-import Poppler
 
 extension RenderFormat: ExpressibleByArgument {}
 

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// Highlight colours: a few names, or any `#RRGGBB`.
 public enum HighlightColor {

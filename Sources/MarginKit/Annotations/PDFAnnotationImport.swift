@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import MarginCore
-import Poppler
 
 extension Library {
     /// Takes in the annotations another viewer left inside the book's PDF: Highlight, Underline,
@@ -10,7 +9,7 @@ extension Library {
     /// UUID derived from the file and its place in it, so running this twice adds nothing.
     public func importPDFAnnotations(_ book: Book) async throws -> ImportReport {
         let path = try await ensureCached(book)
-        let document = try Document(path: path, password: try password(of: book))
+        let document = try PDFEngines.current.open(path: path, password: try password(of: book))
         var highlights = [Highlight]()
         var memos = [Memo]()
         let bookId = book.id ?? 0

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// Where a text stands on a page: found in the page's stored text (folded, hyphenated line
 /// ends joined, as the index reads it) and placed with poppler's character boxes, so a passage
@@ -12,7 +11,7 @@ struct PageLocator {
     let boxes: [PDFRect]?
     private let scalars: [Unicode.Scalar]
 
-    init(number: Int, text: String, page: Page?) {
+    init(number: Int, text: String, page: (any PDFPage)?) {
         self.number = number
         self.text = SearchableText(text)
         scalars = Array(text.unicodeScalars)

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// What re-anchoring highlights on a new version of a PDF did.
 public struct AnchorCounts: Sendable, Encodable, Equatable {
@@ -15,7 +14,7 @@ public struct AnchorCounts: Sendable, Encodable, Equatable {
 /// space-collapsed, de-hyphenated) text is a candidate, the stored prefix and suffix choose
 /// between repeats, then poppler gives the new rects. Highlights that can't be found are marked
 /// orphaned, never deleted.
-func reanchor(_ highlights: [Highlight], pages: [PageText], document: Document) -> (
+func reanchor(_ highlights: [Highlight], pages: [PageText], document: any PDFDocument) -> (
     updated: [Highlight], counts: AnchorCounts
 ) {
     let searchable = pages.map { (number: $0.number, text: SearchableText($0.text)) }

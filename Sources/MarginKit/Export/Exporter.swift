@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 import QPDF
 
 /// Formats for `margin export`.
@@ -67,7 +66,7 @@ extension Library {
     public func exportPDF(_ book: Book, to output: String, in files: AtomicFiles) async throws -> String {
         let path = try cachedFile(book)
         let secret = try password(of: book)
-        let document = try Document(path: path, password: secret)
+        let document = try PDFEngines.current.open(path: path, password: secret)
         for highlight in try await highlights(of: book) where !highlight.orphaned {
             let page = try document.page(highlight.page)
             page.addHighlight(

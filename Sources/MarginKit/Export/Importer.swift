@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// What an import did (or, with --dry-run, would do), per kind and in total.
 public struct ImportReport: Sendable, Encodable, Equatable {
@@ -125,7 +124,9 @@ extension Library {
         var cachedFile: (pages: Int, bytes: Int64)?
         if !known.uuids.contains(book.uuid), !known.shas.contains(sha), blobs.contains(sha) {
             let path = blobs.path(for: sha)
-            if let pages = (try? Document(path: path))?.pageCount { cachedFile = (pages, fileSize(path) ?? 0) }
+            if let pages = (try? PDFEngines.current.open(path: path))?.pageCount {
+                cachedFile = (pages, fileSize(path) ?? 0)
+            }
         }
         let bookmarks = try entry.bookmarks.enumerated().map { i, e in
             let at = "\(place).bookmarks[\(i)]"

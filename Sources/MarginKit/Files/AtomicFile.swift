@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// What a written file must look like to count as whole. Writers that report no error on a full
 /// disk (poppler's save, cairo's stream close) are caught here.
@@ -136,7 +135,7 @@ private func problem(with path: String, _ check: FileCheck) -> String? {
         guard tailBytes(of: path, 1024).range(of: Data("%%EOF".utf8)) != nil else {
             return "the PDF written is incomplete (\(size) bytes, no %%EOF)"
         }
-        guard let document = try? Document(path: path, password: password) else {
+        guard let document = try? PDFEngines.current.open(path: path, password: password) else {
             return "the PDF written does not open"
         }
         if let pages, document.pageCount != pages {

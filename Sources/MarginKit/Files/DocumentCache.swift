@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// The memory tier of the cache: a few opened documents, least recently used dropped first, so
 /// that a command touching many pages or books doesn't reopen and reparse files. Poppler
@@ -14,7 +13,7 @@ final class DocumentCache: @unchecked Sendable {
     /// serialised, work on different documents runs in parallel.
     private final class Entry: @unchecked Sendable {
         let lock = NSLock()
-        var document: Document?
+        var document: (any PDFDocument)?
         /// Users waiting for their turn (counted under the cache's lock; for tests).
         var waiting = 0
     }
@@ -24,7 +23,7 @@ final class DocumentCache: @unchecked Sendable {
     }
 
     /// Runs `body` with the document at `path`, opened once per process while it stays in use.
-    func withDocument<T>(path: String, password: String?, _ body: (Document) throws -> T) throws -> T {
+    func withDocument<T>(path: String, password: String?, _ body: (any PDFDocument) throws -> T) throws -> T {
         let key = path + "\u{0}" + (password ?? "")
         lock.lock()
         let entry: Entry
@@ -44,9 +43,9 @@ final class DocumentCache: @unchecked Sendable {
         defer { entry.lock.unlock() }
         lock.withLock { entry.waiting -= 1 }
         if let document = entry.document { return try body(document) }
-        let document: Document
+        let document: any PDFDocument
         do {
-            document = try Document(path: path, password: password)
+            document = try PDFEngines.current.open(path: path, password: password)
         } catch {
             // A file that can't be opened is not kept: the next caller tries again.
             lock.lock()

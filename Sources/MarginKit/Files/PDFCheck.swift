@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// What poppler read from a staged PDF.
 struct PDFFacts: Sendable {
@@ -41,19 +40,19 @@ func checkPDF(head: [UInt8], tail: [UInt8], count: Int64, path: String, password
     guard hasEOF else { throw MarginError.truncatedPDF(input) }
     do {
         // Opened without a password first, to learn whether it needs one.
-        let open = try? Document(path: path)
-        let document = try open ?? Document(path: path, password: password)
+        let open = try? PDFEngines.current.open(path: path)
+        let document = try open ?? PDFEngines.current.open(path: path, password: password)
         guard document.pageCount > 0 else { throw MarginError.unreadablePDF(input, reason: "it has no pages") }
         let needsPassword = open == nil
         let encrypted = needsPassword || document.isRestricted || trailerNamesEncryption(path)
         return PDFFacts(
             title: cleanTitle(document.title), author: document.author, pages: document.pageCount, encrypted: encrypted,
             needsPassword: needsPassword)
-    } catch PopplerError.passwordRequired {
+    } catch PDFError.passwordRequired {
         throw MarginError.encrypted(input)
-    } catch PopplerError.wrongPassword {
+    } catch PDFError.wrongPassword {
         throw MarginError.wrongPassword(input)
-    } catch PopplerError.unreadable(let reason) {
+    } catch PDFError.unreadable(let reason) {
         throw MarginError.unreadablePDF(input, reason: reason)
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// Where `highlight add` looks and how many matches it takes.
 public struct HighlightRequest: Sendable {
@@ -115,7 +114,7 @@ extension Library {
         var current = book
         if book.indexedAt == nil, let updated = try await reindex([book]).first { current = updated }
         let path = try await ensureCached(current)
-        let document = try Document(path: path, password: try password(of: current))
+        let document = try PDFEngines.current.open(path: path, password: try password(of: current))
         let folded = foldedTerm(needle)
         let keepHyphens = needle.contains("-")
         // Pages whose stored text holds the words, as the index finds them (each is then located

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 import QPDF
 
 /// An entry of a book's outline as `margin toc` shows it: where it goes, as a page number and
@@ -53,7 +52,7 @@ extension Library {
                     return TocEntry(title: entry.title, page: entry.page, level: entry.level, pageLabel: label)
                 }
             }
-        } catch let error as PopplerError {
+        } catch let error as PDFError {
             throw pdfError(error, of: book)
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// A page as a reader lays it out: its text and the box of each character (`boxes[i]` is the
 /// box of the i-th Unicode scalar of `text`, `[x0, y0, x1, y1]` in PDF points with the origin at
@@ -136,7 +135,9 @@ extension Library {
 
     /// `body` with one page of a book's cached PDF, off the cooperative threads (poppler blocks,
     /// and a server must go on answering meanwhile), with poppler's failures in the library's words.
-    private func withPage<T: Sendable>(_ book: Book, _ number: Int, _ body: @escaping @Sendable (Page) throws -> T)
+    private func withPage<T: Sendable>(
+        _ book: Book, _ number: Int, _ body: @escaping @Sendable (any PDFPage) throws -> T
+    )
         async throws -> T
     {
         try checkPage(number, of: book)
@@ -159,11 +160,11 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
     }
 }
 
-/// Poppler's failures on a book's file, in the library's words.
+/// The PDF engine's failures on a book's file, in the library's words.
 private func readingPDF<T>(_ book: Book, _ body: () throws -> T) throws -> T {
     do {
         return try body()
-    } catch let error as PopplerError {
+    } catch let error as PDFError {
         throw pdfError(error, of: book)
     }
 }
@@ -171,14 +172,14 @@ private func readingPDF<T>(_ book: Book, _ body: () throws -> T) throws -> T {
 private func readingPDF<T>(_ book: Book, _ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
-    } catch let error as PopplerError {
+    } catch let error as PDFError {
         throw pdfError(error, of: book)
     }
 }
 
-/// Poppler's failure on a book's file in the library's words: a page out of range as it is, a
+/// The PDF engine's failure on a book's file in the library's words: a page out of range as it is, a
 /// password that isn't there as what to do about it, anything else as an unreadable PDF.
-func pdfError(_ error: PopplerError, of book: Book) -> any Error {
+func pdfError(_ error: PDFError, of book: Book) -> any Error {
     switch error {
     case .pageOutOfRange: return error
     case .passwordRequired: return MarginError.passwordNotStored(title: book.title, book: book.id ?? 0)

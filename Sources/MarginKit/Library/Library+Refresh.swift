@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// What `refresh` found for one book.
 public struct RefreshOutcome: Sendable, Encodable {
@@ -180,7 +179,7 @@ extension Library {
     }
 
     func prepareSwitch(_ book: Book, to path: String, extracted: ExtractedText) async throws -> VersionSwitch {
-        let document = try Document(path: path, password: try password(of: book))
+        let document = try PDFEngines.current.open(path: path, password: try password(of: book))
         let anchored = reanchor(try await highlights(of: book), pages: extracted.pages, document: document)
         let mapping = pageMapping(old: try await pageTexts(of: book), new: extracted.pages)
         return VersionSwitch(

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// What `render` should make.
 public struct RenderRequest: Sendable {
@@ -60,14 +59,16 @@ extension Library {
             result = try documents.withDocument(path: path, password: try password(of: book)) { document in
                 try render(try document.page(request.page), request, overlays: overlays, to: output, force: force)
             }
-        } catch let error as PopplerError {
+        } catch let error as PDFError {
             throw pdfError(error, of: book)
         }
         try await touch(book)
         return result
     }
 
-    private func render(_ page: Page, _ request: RenderRequest, overlays: [Overlay], to output: String, force: Bool)
+    private func render(
+        _ page: any PDFPage, _ request: RenderRequest, overlays: [Overlay], to output: String, force: Bool
+    )
         throws -> RenderResult
     {
         var notes = [String]()

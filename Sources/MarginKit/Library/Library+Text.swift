@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// One page's text for `margin text`.
 public struct PageTextOutput: Sendable, Encodable {
@@ -45,7 +44,7 @@ extension Library {
                 stored = try extractText(
                     path: try cachedFile(book), password: try password(of: book), pageCount: book.pages
                 ).pages
-            } catch MarginError.io(let message) where message == PopplerError.passwordRequired.localizedDescription {
+            } catch MarginError.io(let message) where message == PDFError.passwordRequired.localizedDescription {
                 throw MarginError.passwordNotStored(title: book.title, book: book.id ?? 0)
             }
         } else {

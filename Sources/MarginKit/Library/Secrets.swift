@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import MarginCore
-import Poppler
 
 /// Seals the passwords of encrypted PDFs before they are stored, with a key kept in a user-only
 /// file apart from the library (AES-GCM). The column then holds nil (not encrypted), "" (an
@@ -98,7 +97,7 @@ extension Library {
     public func setPassword(_ book: Book, _ password: String) async throws -> BookInfo {
         let path = try await ensureCached(book)
         do {
-            _ = try Poppler.Document(path: path, password: password)
+            _ = try PDFEngines.current.open(path: path, password: password)
         } catch {
             throw MarginError.wrongPassword(book.title)
         }

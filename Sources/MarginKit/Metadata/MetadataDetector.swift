@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// Works out what a PDF is from what it holds, offline: its document information and XMP
 /// metadata when they are usable, else the title and authors its first page shows (the largest
@@ -10,7 +9,7 @@ enum MetadataDetector {
     /// Pages whose text is searched for a DOI, an arXiv id and a copyright year.
     static let firstPages = 2
 
-    static func detect(_ document: Document, firstPage: [TextLine], pageHeight: Double, firstText: String)
+    static func detect(_ document: any PDFDocument, firstPage: [TextLine], pageHeight: Double, firstText: String)
         -> FoundMetadata
     {
         let firstPageText = firstPage.map(\.text).joined(separator: "\n")

@@ -1,7 +1,7 @@
 import Foundation
 import MarginCore
 
-/// Poppler's work on a PDF from outside runs in a child process with a time and a memory limit:
+/// The PDF engine's work on a file from outside runs in a child process with a time and a memory limit:
 /// a small PDF can be built to make a reader work without end (form XObjects that fan out), and
 /// it must cost the user an error, not a hung command or the machine's memory.
 ///

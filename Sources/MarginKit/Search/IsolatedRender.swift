@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// A page drawn for the reader, in a child process with the text extractor's time and memory
 /// limits: a 100 KB PDF can hold a page that takes minutes and gigabytes to draw, and a server
@@ -28,14 +27,14 @@ public enum IsolatedRender {
         }
         var answer = FrameWriter()
         do {
-            let document = try Document(
+            let document = try PDFEngines.current.open(
                 path: String(decoding: path, as: UTF8.self),
                 password: password.isEmpty ? nil : String(decoding: password, as: UTF8.self))
             let drawn = try drawPage(try document.page(number), format: format, dpi: dpi)
             answer.byte(0)
             answer.field(drawn.resolution)
             answer.field(bytes: drawn.data)
-        } catch PopplerError.passwordRequired, PopplerError.wrongPassword {
+        } catch PDFError.passwordRequired, PDFError.wrongPassword {
             // Not poppler's failure: the book's password isn't known here (said by the parent).
             answer = FrameWriter()
             answer.byte(2)
@@ -49,7 +48,9 @@ public enum IsolatedRender {
 
     /// A page as PNG (at `dpi`, capped as `render` caps it) or SVG: the bytes and the
     /// resolution used ("vector" for SVG).
-    static func drawPage(_ page: Page, format: RenderFormat, dpi: Double) throws -> (data: Data, resolution: String) {
+    static func drawPage(_ page: any PDFPage, format: RenderFormat, dpi: Double) throws -> (
+        data: Data, resolution: String
+    ) {
         let (width, height) = page.size
         let largest = Double(RenderRequest.maxPixels) * 72 / max(width, height, 1)
         let used = min(dpi, RenderRequest.maxDPI, largest)
@@ -119,7 +120,7 @@ public enum IsolatedRender {
         switch answer {
         case .image(let resolution, let data)?: return (data, resolution)
         case .failure(let message)?: throw MarginError.popplerLimit("poppler could not draw page \(page): \(message)")
-        case .locked?: throw PopplerError.passwordRequired
+        case .locked?: throw PDFError.passwordRequired
         case nil:
             let how = status.exited ? "exit \(status.code)" : "signal \(status.code)"
             throw MarginError.popplerLimit(

@@ -1,6 +1,5 @@
 import Foundation
 import MarginCore
-import Poppler
 
 /// The text of every page of a PDF, extracted on all cores: each worker opens its own poppler
 /// document (poppler objects are not thread-safe) and takes a contiguous run of pages.
@@ -55,11 +54,12 @@ enum TextExtractor {
         let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
         let results = WorkerResults(count: count)
         let about = AboutSlot()
-        // Read from a mapping unless it needs a password (see `Document.init(mapped:)`).
-        let mapped = password == nil ? MappedPDF(path: path, limit: Self.mappedUpTo) : nil
-        @Sendable func open() throws -> Document {
-            if let mapped { return try Document(mapped: mapped) }
-            return try Document(path: path, password: password)
+        // Read from a mapping unless it needs a password (see `PDFEngine.open(mapped:)`).
+        let engine = PDFEngines.current
+        let mapped = password == nil ? engine.map(path: path, limit: Self.mappedUpTo) : nil
+        @Sendable func open() throws -> any PDFDocument {
+            if let mapped { return try engine.open(mapped: mapped) }
+            return try engine.open(path: path, password: password)
         }
         DispatchQueue.concurrentPerform(iterations: count) { worker in
             do {
@@ -87,7 +87,7 @@ enum TextExtractor {
                                 firstLines = loaded.textLines()
                                 firstHeight = loaded.size.height
                             }
-                        } catch PopplerError.pageUnreadable {}
+                        } catch PDFError.pageUnreadable {}
                         pages.append(page)
                     }
                     // The run with page 1 (and 2) also reads what the document says it is.

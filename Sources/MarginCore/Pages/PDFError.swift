@@ -1,22 +1,22 @@
 import Foundation
 
-/// Errors raised by the Poppler wrapper. Messages say what happened and what to do.
-public enum PopplerError: Error, LocalizedError, Equatable, Sendable {
+/// Errors raised by the PDF engine (`PDFEngine`). Messages say what happened and what to do.
+public enum PDFError: Error, LocalizedError, Equatable, Sendable {
     /// The file is encrypted and no password was given.
     case passwordRequired
     /// The file is encrypted and the given password does not open it.
     case wrongPassword
-    /// Poppler could not read the file as a PDF; carries poppler's own message.
+    /// The engine could not read the file as a PDF; carries its own message.
     case unreadable(String)
     /// A 1-based page number outside `1...count`.
     case pageOutOfRange(page: Int, count: Int)
-    /// Poppler could not load a page that exists (a damaged page tree).
+    /// The engine could not load a page that exists (a damaged page tree).
     case pageUnreadable(page: Int)
     /// Drawing or writing a page failed.
     case renderFailed(String)
     /// Writing a document failed.
     case saveFailed(String)
-    /// poppler-glib could not be loaded (not installed, or too old).
+    /// The engine could not be loaded (not installed, or too old).
     case libraryMissing(String)
 
     public var errorDescription: String? {

@@ -298,18 +298,27 @@ final class PostgresSession: @unchecked Sendable {
         self.path = path
     }
 
-    /// Runs one statement and returns its rows.
+    /// Runs one statement and returns its rows. The store's port is synchronous (its SQLite
+    /// backend, GRDB, runs a transaction's statements on the thread that holds the database),
+    /// so a statement is waited for here: on a thread of the store's queue, never on an event
+    /// loop (which would stop every connection served by it) — checked before each wait.
     @discardableResult
     func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+        connection.eventLoop.preconditionNotInEventLoop()
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
         } catch {
-            let message = PostgresLibraryDatabase.message(error)
-            if let code = (error as? PSQLError)?.serverInfo?[.sqlState], PostgresConflict.codes.contains(code) {
-                throw PostgresConflict(message: message)
-            }
-            throw StoreError.failed(path: path, message: message)
+            throw Self.storeError(error, path: path)
         }
+    }
+
+    /// PostgreSQL's error as the store says it: a lost race to retry, or a failure.
+    static func storeError(_ error: any Error, path: String) -> any Error {
+        let message = PostgresLibraryDatabase.message(error)
+        if let code = (error as? PSQLError)?.serverInfo?[.sqlState], PostgresConflict.codes.contains(code) {
+            return PostgresConflict(message: message)
+        }
+        return StoreError.failed(path: path, message: message)
     }
 
     /// Runs `body` in one transaction on this connection, committed when it returns.

@@ -55,15 +55,26 @@ struct PostgresRepository: Repository {
         }) {
             return done
         }
+        // Else a pooled connection, in PostgresNIO's transaction (BEGIN, COMMIT, ROLLBACK when
+        // the body throws), the connection's own calls awaited, not waited for.
+        let path = database.path ?? "postgres"
         do {
-            return try await database.client.withConnection { connection in
-                let session = PostgresSession(
-                    connection: connection, logger: database.logger, path: database.path ?? "postgres")
+            return try await database.client.withTransaction(logger: database.logger) { connection in
+                if readOnly {
+                    try await connection.query(
+                        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger)
+                }
+                let session = PostgresSession(connection: connection, logger: database.logger, path: path)
                 let pooled = store(session)
-                return try await blocking { try session.transaction(readOnly: readOnly) { try body(pooled) } }
+                return try await blocking { try body(pooled) }
             }
+        } catch let error as PostgresTransactionError {
+            // What the body threw is the store's error already; PostgreSQL's own, said as the store says it.
+            if let thrown = error.closureError, !(thrown is PSQLError) { throw thrown }
+            throw PostgresSession.storeError(
+                error.closureError ?? error.commitError ?? error.beginError ?? error, path: path)
         } catch let error as PSQLError {
-            throw StoreError.failed(path: database.path ?? "postgres", message: PostgresLibraryDatabase.message(error))
+            throw PostgresSession.storeError(error, path: path)
         }
     }
 }
@@ -87,6 +98,7 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     var textIndex: any TextIndex { self }
 
+    @discardableResult
     private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
         try session.run(sql, binds)
     }

@@ -79,17 +79,17 @@ extension Margin {
                 outcome.error = outcome.failure.map(userMessage) ?? outcome.error
                 return outcome
             }
-            if global.json { try Console.json(outcomes) }
-            for outcome in outcomes {
-                if let info = outcome.book {
-                    guard !global.json else { continue }
+            try await global.show(outcomes) {
+                for outcome in outcomes {
+                    guard let info = outcome.book else { continue }
                     let verb = outcome.duplicate ? "already in the library as" : "added"
                     Console.out(
                         "\(verb) \(info.book.id ?? 0)  \(info.book.title) (\(pagesText(info.book.pages)), \(formatBytes(info.book.bytes)))"
                     )
-                } else {
-                    Console.error("error: \(outcome.error ?? "unknown error")")
                 }
+            }
+            for outcome in outcomes where outcome.book == nil {
+                Console.error("error: \(outcome.error ?? "unknown error")")
             }
             let failed = outcomes.filter { !$0.ok }.count
             if failed > 0 {

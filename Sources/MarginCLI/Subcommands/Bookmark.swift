@@ -27,8 +27,9 @@ extension Margin {
                 let library = try global.openLibrary()
                 let bookmark = try await library.addBookmark(
                     library.resolve(book), page: page, label: label, shared: sharing?.isShared ?? false)
-                if global.json { return try Console.json(try await library.view(bookmark)) }
-                Console.out("bookmark \(bookmark.id ?? 0) on page \(bookmark.page)")
+                try await global.show(try await library.view(bookmark)) {
+                    Console.out("bookmark \(bookmark.id ?? 0) on page \(bookmark.page)")
+                }
             }
         }
 
@@ -44,15 +45,16 @@ extension Margin {
                 let (bookmarks, titles, library) = try await annotationListing(global, book) {
                     try await $0.bookmarks(of: $1)
                 }
-                if global.json { return try Console.json(try await library.views(bookmarks, titles: titles)) }
-                if bookmarks.isEmpty { return global.note("no bookmarks") }
-                annotationTable(
-                    ["ID", "BOOK", "PAGE", "LABEL"], bookmarks
-                ) {
-                    [
-                        String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 40), String($0.page),
-                        Console.cell($0.label),
-                    ]
+                try await global.show(try await library.views(bookmarks, titles: titles)) {
+                    if bookmarks.isEmpty { return global.note("no bookmarks") }
+                    annotationTable(
+                        ["ID", "BOOK", "PAGE", "LABEL"], bookmarks
+                    ) {
+                        [
+                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 40), String($0.page),
+                            Console.cell($0.label),
+                        ]
+                    }
                 }
             }
         }
@@ -77,8 +79,9 @@ extension Margin {
                 let library = try global.openLibrary()
                 let bookmark = try await library.editBookmark(
                     id: id, label: label, keepLabel: label == nil, shared: sharing?.isShared)
-                if global.json { return try Console.json(try await library.view(bookmark)) }
-                Console.out("updated bookmark \(id)")
+                try await global.show(try await library.view(bookmark)) {
+                    Console.out("updated bookmark \(id)")
+                }
             }
         }
 
@@ -91,8 +94,9 @@ extension Margin {
             func run() async throws {
                 let library = try global.openLibrary()
                 let bookmark = try await library.removeBookmark(id: id)
-                if global.json { return try Console.json(try await library.view(bookmark)) }
-                Console.out("removed bookmark \(id) (page \(bookmark.page))")
+                try await global.show(try await library.view(bookmark)) {
+                    Console.out("removed bookmark \(id) (page \(bookmark.page))")
+                }
             }
         }
     }

@@ -19,23 +19,24 @@ extension Margin {
 
             func run() async throws {
                 let entries = try await global.openLibrary().cacheList()
-                if global.json { return try Console.json(entries) }
-                if entries.isEmpty { return global.note("the cache is empty") }
-                Console.table(
-                    ["SIZE", "BOOK", "LAST USED", "FILE"],
-                    entries.map {
-                        [
-                            formatBytes($0.bytes),
-                            $0.partial
-                                ? "(partial download)"
-                                : Console.cell(
-                                    $0.books.isEmpty
-                                        ? "(no book)"
-                                        : $0.books.joined(separator: "; ") + ($0.current ? "" : " (old version)"),
-                                    width: 40),
-                            $0.lastUsed ?? "-", $0.file,
-                        ]
-                    })
+                try await global.show(entries) {
+                    if entries.isEmpty { return global.note("the cache is empty") }
+                    Console.table(
+                        ["SIZE", "BOOK", "LAST USED", "FILE"],
+                        entries.map {
+                            [
+                                formatBytes($0.bytes),
+                                $0.partial
+                                    ? "(partial download)"
+                                    : Console.cell(
+                                        $0.books.isEmpty
+                                            ? "(no book)"
+                                            : $0.books.joined(separator: "; ") + ($0.current ? "" : " (old version)"),
+                                        width: 40),
+                                $0.lastUsed ?? "-", $0.file,
+                            ]
+                        })
+                }
             }
         }
 
@@ -52,9 +53,7 @@ extension Margin {
 
             func run() async throws {
                 let report = try await global.openLibrary().cacheVerify()
-                if global.json {
-                    try Console.json(report)
-                } else {
+                try await global.show(report) {
                     Console.out(
                         "checked \(count(report.checked, "file")): \(report.corrupt.count) corrupted, \(report.restored.count) restored"
                     )
@@ -84,13 +83,14 @@ extension Margin {
 
             func run() async throws {
                 let report = try await global.openLibrary().cachePrune()
-                if global.json { return try Console.json(report) }
-                Console.out(
-                    "removed \(count(report.removed.count, "file"))"
-                        + (report.removedFromDatabase.isEmpty
-                            ? ""
-                            : " and \(count(report.removedFromDatabase.count, "stored PDF")) from the team library")
-                        + ", freed \(formatBytes(report.freedBytes))")
+                try await global.show(report) {
+                    Console.out(
+                        "removed \(count(report.removed.count, "file"))"
+                            + (report.removedFromDatabase.isEmpty
+                                ? ""
+                                : " and \(count(report.removedFromDatabase.count, "stored PDF")) from the team library")
+                            + ", freed \(formatBytes(report.freedBytes))")
+                }
             }
         }
 
@@ -110,12 +110,13 @@ extension Margin {
 
             func run() async throws {
                 let report = try await global.openLibrary().cacheClear(all: all, confirmed: yes)
-                if global.json { return try Console.json(report) }
-                Console.out(
-                    "removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes)); kept \(count(report.kept.count, "copy", plural: "copies")) that can't be fetched again"
-                        + (report.kept.isEmpty
-                            ? "" : " (books added from files are stored, not cached: --all --yes drops them)")
-                )
+                try await global.show(report) {
+                    Console.out(
+                        "removed \(count(report.removed.count, "file")), freed \(formatBytes(report.freedBytes)); kept \(count(report.kept.count, "copy", plural: "copies")) that can't be fetched again"
+                            + (report.kept.isEmpty
+                                ? "" : " (books added from files are stored, not cached: --all --yes drops them)")
+                    )
+                }
             }
         }
     }

@@ -38,8 +38,9 @@ extension Margin {
                         "db grant is for a team library: give --library postgres://USER@HOST[:PORT]/DB")
                 }
                 try team.grant(role)
-                if global.json { return try Console.json(["granted": role]) }
-                Console.out("\(role) may now use \(library.database.path ?? "the library")")
+                try await global.show(["granted": role]) {
+                    Console.out("\(role) may now use \(library.database.path ?? "the library")")
+                }
             }
         }
 
@@ -78,15 +79,16 @@ extension Margin {
                     throw MarginError.invalidArgument("--to names the library being copied")
                 }
                 let report = try await source.copy(to: destination)
-                if global.json { return try Console.json(report) }
-                Console.out(
-                    "copied \(count(report.books, "book")), \(report.pages) pages, \(count(report.highlights, "highlight")), "
-                        + "\(count(report.memos, "memo")), \(count(report.bookmarks, "bookmark")) and \(count(report.filesAdded, "new PDF")) into \(report.destination)"
-                )
-                if !report.filesMissing.isEmpty {
-                    global.note(
-                        "note: \(count(report.filesMissing.count, "book")) had no cached PDF to copy (\(report.filesMissing.map(String.init).joined(separator: " "))); their sources can fetch them"
+                try await global.show(report) {
+                    Console.out(
+                        "copied \(count(report.books, "book")), \(report.pages) pages, \(count(report.highlights, "highlight")), "
+                            + "\(count(report.memos, "memo")), \(count(report.bookmarks, "bookmark")) and \(count(report.filesAdded, "new PDF")) into \(report.destination)"
                     )
+                    if !report.filesMissing.isEmpty {
+                        global.note(
+                            "note: \(count(report.filesMissing.count, "book")) had no cached PDF to copy (\(report.filesMissing.map(String.init).joined(separator: " "))); their sources can fetch them"
+                        )
+                    }
                 }
             }
         }
@@ -109,10 +111,11 @@ extension Margin {
             func run() async throws {
                 let library = try global.openLibrary(creating: true)
                 let schema = try library.database.schemaStatus()
-                if global.json { return try Console.json(schema) }
-                Console.out(
-                    "schema     version \(schema.version) of \(schema.latest) at \(library.database.path ?? library.paths.database)"
-                )
+                try await global.show(schema) {
+                    Console.out(
+                        "schema     version \(schema.version) of \(schema.latest) at \(library.database.path ?? library.paths.database)"
+                    )
+                }
             }
         }
 
@@ -127,20 +130,21 @@ extension Margin {
             func run() async throws {
                 let library = try global.openLibrary()
                 let status = try await library.status()
-                if global.json { return try Console.json(status) }
-                let size = library.isAbsent ? "not made yet" : formatBytes(status.databaseBytes)
-                Console.out("database   \(status.database)" + (status.user == nil ? " (\(size))" : ""))
-                Console.out("cache      \(status.cache)")
-                if let user = status.user {
-                    Console.out("user       \(user)" + (status.tls == true ? " (TLS)" : " (not encrypted)"))
-                }
-                Console.out("schema     version \(status.schema.version) of \(status.schema.latest)")
-                Console.out(
-                    "pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))"
-                )
-                // "guides" is the table's word; a person reads outlines and page labels.
-                for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
-                    Console.out(padded(name == "guides" ? "outlines" : name, 11) + String(count))
+                try await global.show(status) {
+                    let size = library.isAbsent ? "not made yet" : formatBytes(status.databaseBytes)
+                    Console.out("database   \(status.database)" + (status.user == nil ? " (\(size))" : ""))
+                    Console.out("cache      \(status.cache)")
+                    if let user = status.user {
+                        Console.out("user       \(user)" + (status.tls == true ? " (TLS)" : " (not encrypted)"))
+                    }
+                    Console.out("schema     version \(status.schema.version) of \(status.schema.latest)")
+                    Console.out(
+                        "pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))"
+                    )
+                    // "guides" is the table's word; a person reads outlines and page labels.
+                    for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
+                        Console.out(padded(name == "guides" ? "outlines" : name, 11) + String(count))
+                    }
                 }
             }
         }
@@ -164,9 +168,7 @@ extension Margin {
 
             func run() async throws {
                 let check = try await global.openLibrary().check(repair: repair)
-                if global.json {
-                    try Console.json(check)
-                } else {
+                try await global.show(check) {
                     Console.out("integrity     \(check.integrity.joined(separator: "; "))")
                     Console.out(
                         "foreign keys  \(check.foreignKeyViolations.isEmpty ? "ok" : "\(check.foreignKeyViolations.count) broken")"

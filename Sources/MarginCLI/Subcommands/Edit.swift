@@ -67,8 +67,9 @@ extension Margin {
             if let password { info = try await library.setPassword(selected, password) }
             if !changes.isEmpty { info = try await library.edit(selected, changes) }
             guard let info else { return }
-            if global.json { return try Console.json(info) }
-            Console.out("updated \(info.book.id ?? 0)  \(info.book.title)")
+            try await global.show(info) {
+                Console.out("updated \(info.book.id ?? 0)  \(info.book.title)")
+            }
         }
     }
 
@@ -105,16 +106,17 @@ extension Margin {
             // Every selector is resolved first: one unknown book and nothing happens.
             let selected = try await all ? library.allBooks() : library.resolveAll(books)
             let report = try await library.remove(selected, confirmed: yes)
-            if global.json { return try Console.json(report) }
-            for item in report.removed {
-                let notes = item.highlights + item.memos + item.bookmarks
-                let extra =
-                    notes > 0
-                    ? " with \(count(item.highlights, "highlight")), \(count(item.memos, "memo")), \(count(item.bookmarks, "bookmark"))"
-                    : ""
-                Console.out("removed \(item.book.book.id ?? 0)  \(item.book.book.title)\(extra)")
+            try await global.show(report) {
+                for item in report.removed {
+                    let notes = item.highlights + item.memos + item.bookmarks
+                    let extra =
+                        notes > 0
+                        ? " with \(count(item.highlights, "highlight")), \(count(item.memos, "memo")), \(count(item.bookmarks, "bookmark"))"
+                        : ""
+                    Console.out("removed \(item.book.book.id ?? 0)  \(item.book.book.title)\(extra)")
+                }
+                if report.removed.isEmpty { global.note("the library was already empty") }
             }
-            if report.removed.isEmpty { global.note("the library was already empty") }
         }
     }
 }

@@ -80,29 +80,31 @@ extension Margin {
                         try files.stage(path, check: .bytes(data.count)) { try writeData(data, to: $0) }
                     }
                 }
-                return report(try files.commit())
+                return try await report(try files.commit())
             }
             if format == .pdf {
                 let path = output ?? (selected.first.map { fileName($0, unique: false) } ?? "export.pdf")
-                return report([try await library.exportPDF(selected[0], to: path, force: force)])
+                return try await report([try await library.exportPDF(selected[0], to: path, force: force)])
             }
             let text = try await library.exportText(selected, format: format)
             if let output, output != "-" {
                 let path = toFolder ? output + "/" + "margin-export.\(format.fileExtension)" : output
                 let data = Data(text.utf8)
-                return report([
+                return try await report([
                     try writeAtomically(to: path, force: force, check: .bytes(data.count)) {
                         try writeData(data, to: $0)
                     }
                 ])
             }
-            if global.json && format != .json {
-                // One JSON document on stdout: the export as a string, with what it holds.
-                return try Console.json(
-                    TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text))
-            }
             // To a terminal, without control characters; to a pipe or file, byte for byte.
-            Console.write(Console.stdoutIsTTY ? terminalSafe(text, keep: ["\r"]) : text, to: STDOUT_FILENO)
+            let write = {
+                Console.write(Console.stdoutIsTTY ? terminalSafe(text, keep: ["\r"]) : text, to: STDOUT_FILENO)
+            }
+            // A JSON export is its own document; any other is one on stdout as a string, with what it holds.
+            if format == .json { return write() }
+            try await global.show(TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text)) {
+                write()
+            }
         }
 
         private func fileName(_ book: Book, unique: Bool) -> String {
@@ -126,10 +128,8 @@ extension Margin {
         }
 
         /// What was written: a JSON document with --json, else one "wrote" line each on stderr.
-        private func report(_ files: [String]) {
-            if global.json {
-                try? Console.json(["files": files])
-            } else {
+        private func report(_ files: [String]) async throws {
+            try await global.show(["files": files]) {
                 files.forEach { global.note("wrote \($0)") }
             }
         }
@@ -179,14 +179,16 @@ extension Margin {
             let backup = try Library.parseBackup(data, name: file == "-" ? "stdin" : file)
             let library = try global.openLibrary(creating: !dryRun)
             let report = try await library.importBackup(backup, dryRun: dryRun)
-            if global.json { return try Console.json(report) }
-            let total = report.total
-            let verb = dryRun ? "would import" : "imported"
-            let annotations = total.added + total.updated + total.unchanged
-            let conflicts = total.conflicts == 0 ? "" : " (\(count(total.conflicts, "conflict")): the newer side kept)"
-            Console.out(
-                "\(verb) \(count(annotations, "annotation")): \(total.added) added, \(total.updated) updated, \(total.unchanged) unchanged\(conflicts); "
-                    + "books: \(report.books.added) new, \(report.books.unchanged) known")
+            try await global.show(report) {
+                let total = report.total
+                let verb = dryRun ? "would import" : "imported"
+                let annotations = total.added + total.updated + total.unchanged
+                let conflicts =
+                    total.conflicts == 0 ? "" : " (\(count(total.conflicts, "conflict")): the newer side kept)"
+                Console.out(
+                    "\(verb) \(count(annotations, "annotation")): \(total.added) added, \(total.updated) updated, \(total.unchanged) unchanged\(conflicts); "
+                        + "books: \(report.books.added) new, \(report.books.unchanged) known")
+            }
         }
     }
 
@@ -207,10 +209,11 @@ extension Margin {
         func run() async throws {
             let library = try global.openLibrary()
             let report = try await library.importPDFAnnotations(library.resolve(book))
-            if global.json { return try Console.json(report) }
-            Console.out(
-                "highlights: \(report.highlights.added) added, \(report.highlights.unchanged) already there; memos: \(report.memos.added) added, \(report.memos.unchanged) already there"
-            )
+            try await global.show(report) {
+                Console.out(
+                    "highlights: \(report.highlights.added) added, \(report.highlights.unchanged) already there; memos: \(report.memos.added) added, \(report.memos.unchanged) already there"
+                )
+            }
         }
     }
 }

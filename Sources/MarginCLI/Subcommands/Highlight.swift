@@ -57,9 +57,10 @@ extension Margin {
                 request.note = note
                 request.shared = sharing?.isShared ?? false
                 let highlights = try await library.addHighlights(library.resolve(book), request)
-                if global.json { return try Console.json(try await library.views(highlights)) }
-                for highlight in highlights {
-                    Console.out("highlight \(highlight.id ?? 0) on page \(highlight.page): \"\(highlight.text)\"")
+                try await global.show(try await library.views(highlights)) {
+                    for highlight in highlights {
+                        Console.out("highlight \(highlight.id ?? 0) on page \(highlight.page): \"\(highlight.text)\"")
+                    }
                 }
             }
         }
@@ -76,18 +77,17 @@ extension Margin {
                 let (highlights, titles, library) = try await annotationListing(global, book) {
                     try await $0.highlights(of: $1)
                 }
-                if global.json {
-                    return try Console.json(try await library.views(highlights, titles: titles))
-                }
-                if highlights.isEmpty { return global.note("no highlights") }
-                annotationTable(
-                    ["ID", "BOOK", "PAGE", "COLOR", "TEXT", "NOTE"], highlights
-                ) {
-                    [
-                        String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 28),
-                        String($0.page) + ($0.orphaned ? "?" : ""),
-                        $0.color, Console.cell($0.text, width: 50), Console.cell($0.note, width: 30),
-                    ]
+                try await global.show(try await library.views(highlights, titles: titles)) {
+                    if highlights.isEmpty { return global.note("no highlights") }
+                    annotationTable(
+                        ["ID", "BOOK", "PAGE", "COLOR", "TEXT", "NOTE"], highlights
+                    ) {
+                        [
+                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 28),
+                            String($0.page) + ($0.orphaned ? "?" : ""),
+                            $0.color, Console.cell($0.text, width: 50), Console.cell($0.note, width: 30),
+                        ]
+                    }
                 }
             }
         }
@@ -114,8 +114,9 @@ extension Margin {
                 let library = try global.openLibrary()
                 let highlight = try await library.editHighlight(
                     id: id, note: note, color: color, shared: sharing?.isShared)
-                if global.json { return try Console.json(try await library.view(highlight)) }
-                Console.out("updated highlight \(id)")
+                try await global.show(try await library.view(highlight)) {
+                    Console.out("updated highlight \(id)")
+                }
             }
         }
 
@@ -128,8 +129,9 @@ extension Margin {
             func run() async throws {
                 let library = try global.openLibrary()
                 let highlight = try await library.removeHighlight(id: id)
-                if global.json { return try Console.json(try await library.view(highlight)) }
-                Console.out("removed highlight \(id)")
+                try await global.show(try await library.view(highlight)) {
+                    Console.out("removed highlight \(id)")
+                }
             }
         }
     }
@@ -148,10 +150,14 @@ extension Margin {
             let selected = try await library.resolve(book)
             let items = try await library.annotations(of: selected)
             try await library.touch(selected)
-            if global.json {
+            func views() async throws -> [AnnotationItemView] {
                 let guide = try await library.guide(of: selected.id ?? 0)
-                return try Console.json(items.map { $0.view(in: guide) })
+                return items.map { $0.view(in: guide) }
             }
+            try await global.show(try await views()) { printAnnotations(items, of: selected) }
+        }
+
+        private func printAnnotations(_ items: [AnnotationItem], of selected: Book) {
             if items.isEmpty { return global.note("'\(selected.title)' has no annotations yet") }
             for item in items {
                 switch item {

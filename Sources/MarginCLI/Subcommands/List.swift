@@ -46,20 +46,21 @@ extension Margin {
                 BookFilter(
                     folder: folder, tag: tag, sort: sort, limit: limit == 0 ? nil : limit, offset: offset,
                     files: global.json))
-            if global.json { return Console.json(books) }
-            if books.isEmpty {
-                if folder != nil || tag != nil {
-                    global.note("no books match")
-                } else if (offset ?? 0) > 0, case let total = try await library.list().count, total > 0 {
-                    global.note(
-                        "no books after the first \(offset ?? 0): the library has \(total) book\(total == 1 ? "" : "s")"
-                    )
-                } else {
-                    global.note("the library is empty; add a PDF with 'margin add URL|PATH'")
+            try await global.show(books) {
+                if books.isEmpty {
+                    if folder != nil || tag != nil {
+                        global.note("no books match")
+                    } else if (offset ?? 0) > 0, case let total = try await library.list().count, total > 0 {
+                        global.note(
+                            "no books after the first \(offset ?? 0): the library has \(total) book\(total == 1 ? "" : "s")"
+                        )
+                    } else {
+                        global.note("the library is empty; add a PDF with 'margin add URL|PATH'")
+                    }
+                    return
                 }
-                return
+                printBookTable(books)
             }
-            printBookTable(books)
         }
     }
 }

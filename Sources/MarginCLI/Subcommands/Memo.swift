@@ -35,8 +35,9 @@ extension Margin {
                 let body = text == "-" ? readStandardInput() : text
                 let memo = try await library.addMemo(
                     library.resolve(book), page: page, text: body, shared: sharing?.isShared ?? false)
-                if global.json { return try Console.json(try await library.view(memo)) }
-                Console.out("memo \(memo.id ?? 0)" + (memo.page.map { " on page \($0)" } ?? " on the book"))
+                try await global.show(try await library.view(memo)) {
+                    Console.out("memo \(memo.id ?? 0)" + (memo.page.map { " on page \($0)" } ?? " on the book"))
+                }
             }
         }
 
@@ -50,15 +51,16 @@ extension Margin {
 
             func run() async throws {
                 let (memos, titles, library) = try await annotationListing(global, book) { try await $0.memos(of: $1) }
-                if global.json { return try Console.json(try await library.views(memos, titles: titles)) }
-                if memos.isEmpty { return global.note("no memos") }
-                annotationTable(
-                    ["ID", "BOOK", "PAGE", "MEMO"], memos
-                ) {
-                    [
-                        String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 32),
-                        $0.page.map(String.init) ?? "-", Console.cell($0.text, width: 60),
-                    ]
+                try await global.show(try await library.views(memos, titles: titles)) {
+                    if memos.isEmpty { return global.note("no memos") }
+                    annotationTable(
+                        ["ID", "BOOK", "PAGE", "MEMO"], memos
+                    ) {
+                        [
+                            String($0.id ?? 0), Console.cell(titles[$0.bookId], width: 32),
+                            $0.page.map(String.init) ?? "-", Console.cell($0.text, width: 60),
+                        ]
+                    }
                 }
             }
         }
@@ -83,8 +85,9 @@ extension Margin {
                 let library = try global.openLibrary()
                 let memo = try await library.editMemo(
                     id: id, text: text == "-" ? readStandardInput() : text, shared: sharing?.isShared)
-                if global.json { return try Console.json(try await library.view(memo)) }
-                Console.out("updated memo \(id)")
+                try await global.show(try await library.view(memo)) {
+                    Console.out("updated memo \(id)")
+                }
             }
         }
 
@@ -97,8 +100,9 @@ extension Margin {
             func run() async throws {
                 let library = try global.openLibrary()
                 let memo = try await library.removeMemo(id: id)
-                if global.json { return try Console.json(try await library.view(memo)) }
-                Console.out("removed memo \(id)")
+                try await global.show(try await library.view(memo)) {
+                    Console.out("removed memo \(id)")
+                }
             }
         }
     }

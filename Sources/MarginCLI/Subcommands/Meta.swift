@@ -112,7 +112,7 @@ extension Margin {
             var sources = MetadataSources(refresh: refresh, lookup: lookup, overwrite: overwrite)
             if all {
                 sources.skipUnidentified = true
-                var reports = [MetadataReport]()
+                var reports = ItemReport<MetadataReport>(global)
                 var failures = 0
                 var unidentified = 0
                 for book in try await library.allBooks() {
@@ -120,17 +120,16 @@ extension Margin {
                     do {
                         let report = try await library.updateMetadata(
                             book, edit: edit, sources: sources, dryRun: dryRun)
-                        reports.append(report)
-                        if !global.json { printReport(report, quietIfUnchanged: true) }
+                        reports.add(report) { printReport(report, quietIfUnchanged: true) }
                     } catch {
                         failures += 1
                         Console.error("error: \(book.id ?? 0)  \(terminalSafe(book.title)): \(userMessage(for: error))")
                     }
                 }
-                if global.json { try Console.json(reports) }
+                try await reports.finish()
                 if unidentified > 0 {
                     global.note(
-                        "note: \(unidentified) of \(reports.count + failures) books have no DOI or arXiv id and were not "
+                        "note: \(unidentified) of \(reports.items.count + failures) books have no DOI or arXiv id and were not "
                             + "looked up (margin meta BOOK --doi D --lookup gives one)")
                 }
                 if failures > 0 { throw ExitCode(1) }
@@ -139,22 +138,21 @@ extension Margin {
             let selected = try await library.resolve(book ?? "")
             if edit.isEmpty && !refresh && !lookup {
                 let info = try await library.info(selected)
-                if global.json {
-                    return try Console.json(
-                        MetadataReport(book: info, changes: [], dryRun: false, lookedUp: nil))
-                }
-                for (field, value) in [
-                    ("id", String(selected.id ?? 0)), ("title", selected.title), ("author", selected.author ?? "-"),
-                ]
-                    + metadataLines(selected)
-                {
-                    Console.out(padded(field, 10) + terminalSafe(value))
+                try await global.show(MetadataReport(book: info, changes: [], dryRun: false, lookedUp: nil)) {
+                    for (field, value) in [
+                        ("id", String(selected.id ?? 0)), ("title", selected.title), ("author", selected.author ?? "-"),
+                    ]
+                        + metadataLines(selected)
+                    {
+                        Console.out(padded(field, 10) + terminalSafe(value))
+                    }
                 }
                 return
             }
             let report = try await library.updateMetadata(selected, edit: edit, sources: sources, dryRun: dryRun)
-            if global.json { return try Console.json(report) }
-            printReport(report, quietIfUnchanged: false)
+            try await global.show(report) {
+                printReport(report, quietIfUnchanged: false)
+            }
         }
 
         private func printReport(_ report: MetadataReport, quietIfUnchanged: Bool) {
@@ -210,11 +208,10 @@ extension Margin {
             let selected = try await all ? library.allBooks() : library.resolveAll(books)
             if selected.isEmpty { throw MarginError.emptyLibrary }
             let text = Citations.format(try await library.references(selected), as: format)
-            if global.json {
-                return try Console.json(
-                    CitationOutput(format: format.rawValue, books: selected.compactMap(\.id), text: text))
+            try await global.show(CitationOutput(format: format.rawValue, books: selected.compactMap(\.id), text: text))
+            {
+                Console.write(text, to: STDOUT_FILENO)
             }
-            Console.write(text, to: STDOUT_FILENO)
         }
     }
 }

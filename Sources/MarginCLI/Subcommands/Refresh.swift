@@ -30,27 +30,30 @@ extension Margin {
             let outcomes = await library.refresh(
                 selected, keepOld: keepOld, maxSize: limits.maxSize.bytes, timeout: limits.timeout,
                 progress: TerminalDownloadProgress.make(global))
-            if global.json { try Console.json(outcomes) }
+            try await global.show(outcomes) {
+                for outcome in outcomes where outcome.status != .failed {
+                    Console.out(refreshLine(outcome))
+                }
+            }
             if outcomes.isEmpty { global.note("the library is empty; nothing to refresh") }
-            for outcome in outcomes {
-                if outcome.status == .failed {
-                    Console.error("error: \(outcome.title): \(outcome.error ?? "failed")")
-                    continue
-                }
-                guard !global.json else { continue }
-                let says: [RefreshOutcome.Status: String] = [
-                    .notModified: "not modified (304)", .unchanged: "unchanged", .updated: "new version, now served",
-                    .storedNewVersion: "new version stored, old one still served",
-                    .noSource: "no http(s) source to check",
-                ]
-                var line = "\(outcome.book)  \(outcome.title): \(says[outcome.status] ?? outcome.status.rawValue)"
-                if let counts = outcome.highlights {
-                    line +=
-                        " (highlights: \(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned)"
-                }
-                Console.out(line)
+            for outcome in outcomes where outcome.status == .failed {
+                Console.error("error: \(outcome.title): \(outcome.error ?? "failed")")
             }
             if outcomes.contains(where: { $0.status == .failed }) { throw ExitCode(1) }
+        }
+
+        private func refreshLine(_ outcome: RefreshOutcome) -> String {
+            let says: [RefreshOutcome.Status: String] = [
+                .notModified: "not modified (304)", .unchanged: "unchanged", .updated: "new version, now served",
+                .storedNewVersion: "new version stored, old one still served",
+                .noSource: "no http(s) source to check",
+            ]
+            var line = "\(outcome.book)  \(outcome.title): \(says[outcome.status] ?? outcome.status.rawValue)"
+            if let counts = outcome.highlights {
+                line +=
+                    " (highlights: \(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned)"
+            }
+            return line
         }
     }
 
@@ -72,22 +75,21 @@ extension Margin {
                 let library = try global.openLibrary()
                 let selected = try await library.resolve(book)
                 let versions = try await library.versions(of: selected)
-                if global.json {
-                    return try Console.json(library.versionViews(versions, of: selected))
+                try await global.show(library.versionViews(versions, of: selected)) {
+                    // "#" is the number 'margin book use BOOK N' takes (1 = oldest).
+                    var rows = [[String]]()
+                    for (index, version) in versions.enumerated() {
+                        let state =
+                            (version.sha256 == selected.sha256 ? "current" : "")
+                            + (library.blobs.contains(version.sha256) ? "" : " (not cached)")
+                        rows.append([
+                            String(index + 1), String(version.sha256.prefix(12)), String(version.pages),
+                            formatBytes(version.bytes), shortDate(version.addedAt),
+                            Console.cell(version.source.map(redactedURL), width: 40), state,
+                        ])
+                    }
+                    Console.table(["#", "SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""], rows)
                 }
-                // "#" is the number 'margin book use BOOK N' takes (1 = oldest).
-                var rows = [[String]]()
-                for (index, version) in versions.enumerated() {
-                    let state =
-                        (version.sha256 == selected.sha256 ? "current" : "")
-                        + (library.blobs.contains(version.sha256) ? "" : " (not cached)")
-                    rows.append([
-                        String(index + 1), String(version.sha256.prefix(12)), String(version.pages),
-                        formatBytes(version.bytes), shortDate(version.addedAt),
-                        Console.cell(version.source.map(redactedURL), width: 40), state,
-                    ])
-                }
-                Console.table(["#", "SHA256", "PAGES", "SIZE", "ADDED", "SOURCE", ""], rows)
             }
         }
     }
@@ -119,11 +121,12 @@ extension Margin.BookCommand {
             let library = try global.openLibrary()
             let selected = try await library.resolve(book)
             let outcome = try await library.useVersion(selected, version: version)
-            if global.json { return try Console.json(outcome) }
-            let counts = outcome.highlights ?? AnchorCounts()
-            Console.out(
-                "\(selected.title) now serves version \(outcome.sha256?.prefix(12) ?? ""); highlights: "
-                    + "\(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned")
+            try await global.show(outcome) {
+                let counts = outcome.highlights ?? AnchorCounts()
+                Console.out(
+                    "\(selected.title) now serves version \(outcome.sha256?.prefix(12) ?? ""); highlights: "
+                        + "\(counts.moved) moved, \(counts.unchanged) unchanged, \(counts.orphaned) orphaned")
+            }
         }
     }
 }

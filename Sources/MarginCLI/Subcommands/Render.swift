@@ -87,9 +87,11 @@ extension Margin {
             let target = output ?? library.defaultRenderName(selected, request)
             let result = try await library.render(selected, request, to: target, force: force)
             result.notes.forEach { global.note("note: \($0)") }
-            if global.json { return try Console.json(result) }
-            let size = format == .png ? "\(result.width)×\(result.height) px" : "\(result.width)×\(result.height) pt"
-            Console.out("wrote \(result.file) (page \(page), \(size))")
+            try await global.show(result) {
+                let size =
+                    format == .png ? "\(result.width)×\(result.height) px" : "\(result.width)×\(result.height) pt"
+                Console.out("wrote \(result.file) (page \(page), \(size))")
+            }
         }
     }
 }

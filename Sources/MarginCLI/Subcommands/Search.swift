@@ -63,11 +63,7 @@ extension Margin {
             // A search only reads: books not indexed yet are named, with what indexes them.
             let unindexed = annotations ? [] : try await library.unindexedBooks()
             let results = try await library.search(query, options: options)
-            if global.json {
-                Console.json(results.hits)
-            } else {
-                printHits(results.hits)
-            }
+            try await global.show(results.hits) { printHits(results.hits) }
             let scans = results.textless.pages
             if scans > 0 {
                 let books = results.textless.title.map { "'\($0)'" } ?? "\(results.textless.books) books"

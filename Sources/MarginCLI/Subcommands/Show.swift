@@ -19,45 +19,49 @@ extension Margin {
         func run() async throws {
             let library = try global.openLibrary()
             let info = try await library.info(library.touch(library.resolve(book)))
-            if global.json { return try Console.json(info) }
-            let book = info.book
-            var lines: [(String, String)] = [
-                ("id", String(book.id ?? 0)),
-                ("title", book.title),
-                ("author", book.author ?? "-"),
-                (
-                    "pages",
-                    String(book.pages)
-                        + (book.textlessPages > 0
-                            ? " (\(book.textlessPages) without a text layer: not searchable)" : "")
-                ),
-                ("size", "\(formatBytes(book.bytes)) (\(book.bytes) bytes)"),
-                ("sha256", book.sha256),
-                ("folder", book.folder ?? "-"),
-                ("tags", info.tags.isEmpty ? "-" : info.tags.joined(separator: ", ")),
-                ("added", shortDate(book.addedAt) + (book.addedBy.map { " by \($0)" } ?? "")),
-                ("opened", shortDate(book.openedAt)),
-                ("file", info.file ?? "not cached (fetched again from a source when needed)"),
-            ]
-            if let password = book.password {
-                lines.append(
-                    ("encrypted", password == "local" ? "yes (each user keeps the password)" : "yes (password saved)"))
-            }
-            for (index, source) in info.sources.enumerated() {
-                lines.append((index == 0 ? "sources" : "", source))
-            }
-            if let memo = book.memo { lines.append(("memo", memo)) }
-            lines += metadataLines(book)
-            if let guide = try await library.guide(of: book.id ?? 0) {
-                if !guide.outline.isEmpty {
-                    lines.append(("outline", "\(guide.outline.count) entries (margin toc \(book.id ?? 0))"))
+            try await global.show(info) {
+                let book = info.book
+                var lines: [(String, String)] = [
+                    ("id", String(book.id ?? 0)),
+                    ("title", book.title),
+                    ("author", book.author ?? "-"),
+                    (
+                        "pages",
+                        String(book.pages)
+                            + (book.textlessPages > 0
+                                ? " (\(book.textlessPages) without a text layer: not searchable)" : "")
+                    ),
+                    ("size", "\(formatBytes(book.bytes)) (\(book.bytes) bytes)"),
+                    ("sha256", book.sha256),
+                    ("folder", book.folder ?? "-"),
+                    ("tags", info.tags.isEmpty ? "-" : info.tags.joined(separator: ", ")),
+                    ("added", shortDate(book.addedAt) + (book.addedBy.map { " by \($0)" } ?? "")),
+                    ("opened", shortDate(book.openedAt)),
+                    ("file", info.file ?? "not cached (fetched again from a source when needed)"),
+                ]
+                if let password = book.password {
+                    lines.append(
+                        (
+                            "encrypted",
+                            password == "local" ? "yes (each user keeps the password)" : "yes (password saved)"
+                        ))
                 }
-                if let labels = guide.labels, let first = labels.first, let last = labels.last {
-                    lines.append(("printed", "pages numbered \(first) … \(last) (page labels)"))
+                for (index, source) in info.sources.enumerated() {
+                    lines.append((index == 0 ? "sources" : "", source))
                 }
-            }
-            for (key, value) in lines {
-                Console.out(padded(key, 10) + value)
+                if let memo = book.memo { lines.append(("memo", memo)) }
+                lines += metadataLines(book)
+                if let guide = try await library.guide(of: book.id ?? 0) {
+                    if !guide.outline.isEmpty {
+                        lines.append(("outline", "\(guide.outline.count) entries (margin toc \(book.id ?? 0))"))
+                    }
+                    if let labels = guide.labels, let first = labels.first, let last = labels.last {
+                        lines.append(("printed", "pages numbered \(first) … \(last) (page labels)"))
+                    }
+                }
+                for (key, value) in lines {
+                    Console.out(padded(key, 10) + value)
+                }
             }
         }
     }
@@ -79,16 +83,18 @@ extension Margin {
 
         func run() async throws {
             let books = try await global.openLibrary().recent(limit: limit)
-            if global.json { return Console.json(books) }
-            if books.isEmpty { return global.note("no book has been opened yet") }
-            Console.table(
-                ["ID", "TITLE", "AUTHOR", "PAGES", "OPENED"],
-                books.map {
-                    [
-                        String($0.book.id ?? 0), Console.cell($0.book.title), Console.cell($0.book.author, width: 24),
-                        String($0.book.pages), shortDate($0.book.openedAt),
-                    ]
-                })
+            try await global.show(books) {
+                if books.isEmpty { return global.note("no book has been opened yet") }
+                Console.table(
+                    ["ID", "TITLE", "AUTHOR", "PAGES", "OPENED"],
+                    books.map {
+                        [
+                            String($0.book.id ?? 0), Console.cell($0.book.title),
+                            Console.cell($0.book.author, width: 24),
+                            String($0.book.pages), shortDate($0.book.openedAt),
+                        ]
+                    })
+            }
         }
     }
 
@@ -108,9 +114,7 @@ extension Margin {
             let library = try global.openLibrary()
             let selected = try await library.resolve(book)
             let path = try await library.ensureCached(selected)
-            if global.json {
-                try Console.json(["path": path])
-            } else {
+            try await global.show(["path": path]) {
                 Console.out(path)
             }
         }
@@ -135,20 +139,21 @@ extension Margin {
             let selected = try await books.isEmpty ? library.allBooks() : library.resolveAll(books)
             installInterruptHandler(global)
             var failures = 0
-            var fetched = [[String: String]]()
+            var fetched = ItemReport<[String: String]>(global)
             for book in selected {
                 do {
                     let path = try await library.ensureCached(
                         book, maxSize: limits.maxSize.bytes, timeout: limits.timeout,
                         progress: TerminalDownloadProgress.make(global))
-                    fetched.append(["book": String(book.id ?? 0), "file": path])
-                    if !global.json { Console.out("\(book.id ?? 0)  \(book.title): \(path)") }
+                    fetched.add(["book": String(book.id ?? 0), "file": path]) {
+                        Console.out("\(book.id ?? 0)  \(book.title): \(path)")
+                    }
                 } catch {
                     failures += 1
                     Console.error("error: \(error.localizedDescription)")
                 }
             }
-            if global.json { try Console.json(fetched) }
+            try await fetched.finish()
             if failures > 0 { throw ExitCode(1) }
         }
     }

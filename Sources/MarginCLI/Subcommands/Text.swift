@@ -34,11 +34,12 @@ extension Margin {
             let numbers = try pages?.pages(count: selected.pages)
             let output = try await library.text(of: selected, pages: numbers)
             try await library.touch(selected)
-            if global.json { return try Console.json(output) }
-            var text = output.map(\.text).joined(separator: "\u{0C}")
-            if !text.hasSuffix("\n") { text += "\n" }
-            // Page breaks stay form feeds, as in pdftotext; other control characters go.
-            Console.write(terminalSafe(text, keep: ["\u{0C}"]), to: STDOUT_FILENO)
+            try await global.show(output) {
+                var text = output.map(\.text).joined(separator: "\u{0C}")
+                if !text.hasSuffix("\n") { text += "\n" }
+                // Page breaks stay form feeds, as in pdftotext; other control characters go.
+                Console.write(terminalSafe(text, keep: ["\u{0C}"]), to: STDOUT_FILENO)
+            }
         }
     }
 
@@ -58,13 +59,13 @@ extension Margin {
             let selected = try await library.resolveAll(books)
             let done = try await library.reindex(
                 selected, progress: ProgressBar(label: "indexing", global: global).callback)
-            if global.json {
-                return try Console.json(
-                    done.map { ["id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages] })
-            }
-            for book in done {
-                let scans = book.textlessPages > 0 ? ", \(book.textlessPages) without text" : ""
-                Console.out("indexed \(book.id ?? 0)  \(book.title) (\(pagesText(book.pages))\(scans))")
+            try await global.show(
+                done.map { ["id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages] }
+            ) {
+                for book in done {
+                    let scans = book.textlessPages > 0 ? ", \(book.textlessPages) without text" : ""
+                    Console.out("indexed \(book.id ?? 0)  \(book.title) (\(pagesText(book.pages))\(scans))")
+                }
             }
         }
     }

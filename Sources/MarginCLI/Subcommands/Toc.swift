@@ -30,17 +30,18 @@ extension Margin {
             let library = try global.openLibrary()
             let selected = try await library.resolve(book)
             let entries = try await library.tableOfContents(selected)
-            if global.json { return try Console.json(entries) }
-            if entries.isEmpty { return global.note("'\(selected.title)' has no outline") }
-            for entry in entries {
-                let indent = String(repeating: "  ", count: max(0, entry.level - 1))
-                let place: String
-                switch (entry.page, entry.pageLabel) {
-                case (nil, _): place = "-"
-                case (let page?, let label?) where label != String(page): place = "\(label) (p. \(page))"
-                case (let page?, _): place = String(page)
+            try await global.show(entries) {
+                if entries.isEmpty { return global.note("'\(selected.title)' has no outline") }
+                for entry in entries {
+                    let indent = String(repeating: "  ", count: max(0, entry.level - 1))
+                    let place: String
+                    switch (entry.page, entry.pageLabel) {
+                    case (nil, _): place = "-"
+                    case (let page?, let label?) where label != String(page): place = "\(label) (p. \(page))"
+                    case (let page?, _): place = String(page)
+                    }
+                    Console.out(terminalSafe(indent + entry.title) + "  " + terminalSafe(place))
                 }
-                Console.out(terminalSafe(indent + entry.title) + "  " + terminalSafe(place))
             }
         }
     }

@@ -178,30 +178,12 @@ extension LibraryTransactions where Self: LibraryStore {
         }
     }
 
-    public func updateMemo(id: Int64, now: Date, _ change: @escaping @Sendable (inout Memo) -> Void) async throws
-        -> Memo
-    {
-        try await modify(Memo.self, id: id) { memo in
-            change(&memo)
-            memo.updatedAt = now
-        }
-    }
-
-    public func updateHighlight(
-        id: Int64, now: Date, _ change: @escaping @Sendable (inout Highlight) -> Void
-    ) async throws -> Highlight {
-        try await modify(Highlight.self, id: id) { highlight in
-            change(&highlight)
-            highlight.updatedAt = now
-        }
-    }
-
-    public func updateBookmark(
-        id: Int64, now: Date, _ change: @escaping @Sendable (inout Bookmark) -> Void
-    ) async throws -> Bookmark {
-        try await modify(Bookmark.self, id: id) { bookmark in
-            change(&bookmark)
-            bookmark.updatedAt = now
+    public func updateAnnotation<M: Annotation>(
+        _ type: M.Type, id: Int64, now: Date, _ change: @escaping @Sendable (inout M) -> Void
+    ) async throws -> M {
+        try await modify(M.self, id: id) { annotation in
+            change(&annotation)
+            annotation.updatedAt = now
         }
     }
 

@@ -45,13 +45,9 @@ public protocol LibraryTransactions: Sendable {
     /// they are. Returns how many were added.
     func addNewAnnotations(highlights: [Highlight], memos: [Memo]) async throws -> (highlights: Int, memos: Int)
     /// Changes an annotation (`change` edits it in memory); its `updatedAt` becomes `now`.
-    func updateMemo(id: Int64, now: Date, _ change: @escaping @Sendable (inout Memo) -> Void) async throws -> Memo
-    func updateHighlight(
-        id: Int64, now: Date, _ change: @escaping @Sendable (inout Highlight) -> Void
-    ) async throws -> Highlight
-    func updateBookmark(
-        id: Int64, now: Date, _ change: @escaping @Sendable (inout Bookmark) -> Void
-    ) async throws -> Bookmark
+    func updateAnnotation<M: Annotation>(
+        _ type: M.Type, id: Int64, now: Date, _ change: @escaping @Sendable (inout M) -> Void
+    ) async throws -> M
     /// Removes an annotation and returns it.
     func removeAnnotation<M: Model>(_ type: M.Type, id: Int64) async throws -> M
 

@@ -66,7 +66,7 @@ extension Library {
             guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
             try checkNoteSize(text, what: "a memo")
         }
-        return try await database.updateMemo(id: id, now: Date()) { memo in
+        return try await database.updateAnnotation(Memo.self, id: id, now: Date()) { memo in
             if let text { memo.text = text }
             if let shared { memo.shared = shared }
         }
@@ -88,7 +88,7 @@ extension Library {
         let note = note.map(normalizedLineEnds)
         if let note { try checkNoteSize(note, what: "a note") }
         let color = try color.map(HighlightColor.parse)
-        return try await database.updateHighlight(id: id, now: Date()) { highlight in
+        return try await database.updateAnnotation(Highlight.self, id: id, now: Date()) { highlight in
             if let note { highlight.note = note.isEmpty ? nil : note }
             if let color { highlight.color = color }
             if let shared { highlight.shared = shared }

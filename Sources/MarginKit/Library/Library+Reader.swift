@@ -127,7 +127,7 @@ extension Library {
     {
         try checkNoNUL(label, what: "a bookmark's label")
         let label = nonEmpty(label)
-        return try await database.updateBookmark(id: id, now: Date()) { bookmark in
+        return try await database.updateAnnotation(Bookmark.self, id: id, now: Date()) { bookmark in
             if !keepLabel { bookmark.label = label }
             if let shared { bookmark.shared = shared }
         }

@@ -242,7 +242,9 @@ public enum StoreConformance {
                 Query<Book>().filter(!Book.Fields.openedAt.isNull).sorted(by: Book.Fields.openedAt.descending))
         }
         #expect(recent.map(\.id) == [bookId])
-        let unshared = try await store.updateBookmark(id: try #require(bookmark.id), now: Date()) { $0.shared = false }
+        let unshared = try await store.updateAnnotation(Bookmark.self, id: try #require(bookmark.id), now: Date()) {
+            $0.shared = false
+        }
         #expect(!unshared.shared)
         #expect(try await store.repository.read { try $0.all(Bookmark.self) }.map(\.shared) == [false])
     }
@@ -446,17 +448,21 @@ public enum StoreConformance {
         let id = try #require(book.id)
         let memo = try await store.addMemo(Memo(bookId: id, page: nil, text: "first"))
         let later = Date().addingTimeInterval(60)
-        let changed = try await store.updateMemo(id: memo.id ?? -1, now: later) { $0.text = "second" }
+        let changed = try await store.updateAnnotation(Memo.self, id: memo.id ?? -1, now: later) { $0.text = "second" }
         #expect(changed.text == "second" && changed.updatedAt == later)
-        await #expect(throws: MarginError.self) { try await store.updateMemo(id: 999, now: later) { $0.text = "x" } }
+        await #expect(throws: MarginError.self) {
+            try await store.updateAnnotation(Memo.self, id: 999, now: later) { $0.text = "x" }
+        }
         let bookmark = try await store.addBookmark(Bookmark(bookId: id, page: 1, label: nil))
-        let labelled = try await store.updateBookmark(id: bookmark.id ?? -1, now: later) { $0.label = "start here" }
+        let labelled = try await store.updateAnnotation(Bookmark.self, id: bookmark.id ?? -1, now: later) {
+            $0.label = "start here"
+        }
         #expect(labelled.label == "start here" && labelled.updatedAt == later && labelled.uuid == bookmark.uuid)
         #expect(
             try await store.repository.read { try $0.find(Bookmark.self, id: bookmark.id ?? -1)?.label } == "start here"
         )
         await #expect(throws: MarginError.self) {
-            try await store.updateBookmark(id: 999, now: later) { $0.label = "x" }
+            try await store.updateAnnotation(Bookmark.self, id: 999, now: later) { $0.label = "x" }
         }
         let again = Memo(bookId: id, page: 1, text: "imported")
         let added = try await store.addNewAnnotations(highlights: [], memos: [again, memo])

@@ -140,6 +140,12 @@ let package = Package(
             dependencies: [],
             swiftSettings: strict
         ),
+        // Optical character recognition: Tesseract 5's C API, opened when the first page is read.
+        .target(
+            name: "Tesseract",
+            dependencies: ["MarginCore"],
+            swiftSettings: strict
+        ),
         // Models, text folding, errors and the ports (store, text index, blobs, downloads).
         .target(
             name: "MarginCore",
@@ -223,14 +229,16 @@ let package = Package(
         // `margin`: the CLI on a library on this machine; hands the rest to margin-full.
         .executableTarget(
             name: "margin",
-            dependencies: ["MarginCLI", "MarginCore", "Poppler"],
+            dependencies: ["MarginCLI", "MarginCore", "Poppler", "Tesseract"],
             swiftSettings: strict,
             linkerSettings: marginLinkerSettings
         ),
         // `margin-full`: the CLI with downloads, team libraries and the reader's server.
         .executableTarget(
             name: "margin-full",
-            dependencies: ["MarginCLI", "MarginCore", "MarginNetwork", "MarginPostgres", "MarginServe", "Poppler"],
+            dependencies: [
+                "MarginCLI", "MarginCore", "MarginNetwork", "MarginPostgres", "MarginServe", "Poppler", "Tesseract",
+            ],
             swiftSettings: strict,
             linkerSettings: marginLinkerSettings
         ),

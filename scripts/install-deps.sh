@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Margin needs, non-interactively, only if some are missing.
-#   scripts/install-deps.sh          build and run: poppler-glib, SQLite, pkg-config
+#   scripts/install-deps.sh          build and run: poppler-glib, SQLite, pkg-config, qpdf, and
+#                                    Tesseract 5 with English (scanned pages)
 #   scripts/install-deps.sh --test   also what the tests compare with (poppler-utils, pdfgrep, qpdf,
-#                                    MuPDF's mutool, PostgreSQL), and the browsers the reader's
+#                                    MuPDF's mutool, PostgreSQL, the tesseract CLI), and the browsers the reader's
 #                                    end-to-end test drives (chromium + chromium-driver with Selenium,
 #                                    firefox-esr with marionette-driver)
 #   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF)
 set -euo pipefail
-packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29)
+packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29 libtesseract-dev tesseract-ocr-eng)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc)
+    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc tesseract-ocr)
 fi
 if [ "${1:-}" = "--bench" ]; then
     packages+=(recoll)
@@ -28,10 +29,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # From PyPI: Selenium drives chromium (the driver's path is given, so it downloads nothing);
 # marionette-driver drives firefox-esr through its own Marionette protocol (no geckodriver).
-# bibtexparser, pybtex and rispy read the citations margin writes (independent readers).
+# bibtexparser, pybtex and rispy read the citations margin writes (independent readers); Pillow
+# makes the scanned fixtures (fixtures/make-scans.py).
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
     for module in selenium:selenium marionette_driver:marionette-driver "bibtexparser:bibtexparser<2" pybtex:pybtex \
-        rispy:rispy; do
+        rispy:rispy PIL:Pillow; do
         python3 -c "import ${module%%:*}" 2>/dev/null && continue
         echo "installing: ${module##*:} (PyPI)" >&2
         python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${module##*:}" 2>/dev/null \

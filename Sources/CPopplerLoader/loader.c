@@ -39,6 +39,7 @@
     X(cairo_status_to_string) \
     X(cairo_surface_destroy) \
     X(cairo_surface_finish) \
+    X(cairo_surface_flush) \
     X(cairo_surface_status) \
     X(cairo_surface_write_to_png) \
     X(cairo_surface_write_to_png_stream) \

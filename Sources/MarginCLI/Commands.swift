@@ -37,7 +37,8 @@ extension Margin {
         Verb(
             CacheCommand.self,
             [CacheCommand.List.self, CacheCommand.Verify.self, CacheCommand.Prune.self, CacheCommand.Clear.self]),
-        Verb(Reindex.self), Verb(Text.self, runsHere: true), Verb(Toc.self, runsHere: true), Verb(Meta.self),
+        Verb(Reindex.self), Verb(OCR.self), Verb(Text.self, runsHere: true), Verb(Toc.self, runsHere: true),
+        Verb(Meta.self),
         Verb(Cite.self, runsHere: true), Verb(Search.self, runsHere: true), Verb(Render.self),
         Verb(B.self, [B.Add.self, B.List.self, B.Edit.self, B.Remove.self], runsHere: true),
         Verb(H.self, [H.Add.self, H.List.self, H.Edit.self, H.Remove.self]),

@@ -114,7 +114,9 @@ final class OpenLibraries: @unchecked Sendable {
 
 /// What the environment sets, read once for the whole run.
 enum Settings {
-    static let configuration: Configuration = {
+    /// Read from the environment once; a command's own options (`--ocr`, say) change it before
+    /// it opens the library.
+    nonisolated(unsafe) static var configuration: Configuration = {
         var configuration = Configuration(environment: environmentVariables)
         // Text extraction runs in a child process of this executable, with limits.
         configuration.extractionHelper = executablePath()

@@ -33,6 +33,9 @@ public struct Configuration: Sendable, Equatable {
     /// An e-mail address sent with lookups (Crossref's "polite pool"), when given.
     public var contact: String?
 
+    /// When pages are recognized from their image, and in which languages.
+    public var ocr = OCRSettings()
+
     public init() {}
 
     /// The settings the environment gives; anything unset or malformed keeps its default.
@@ -50,13 +53,38 @@ public struct Configuration: Sendable, Equatable {
         if let value = environment["MARGIN_ARXIV_URL"], !value.isEmpty { arxivURL = value }
         if let value = number("MARGIN_LOOKUP_TIMEOUT"), value > 0 { lookupTimeout = value }
         if let value = environment["MARGIN_CONTACT"], !value.isEmpty { contact = value }
+        if let value = environment["MARGIN_OCR_LANG"], !value.isEmpty { ocr.languages = value }
     }
 
-    /// Seconds poppler may take over a PDF of `pages` pages.
+    /// Seconds poppler may take over a PDF of `pages` pages (with time to recognize each one
+    /// when pages may be recognized: about two seconds a page on one core, counted at thirty).
     public func popplerTimeLimit(pages: Int) -> Double {
-        popplerTimeout ?? 20 + Double(pages) / 2
+        popplerTimeout ?? 20 + Double(pages) * (ocr.mode == .never ? 0.5 : 30)
     }
 
     /// Bytes of address space the text extractor may use (at least 256 MB).
     public var popplerMemoryLimit: UInt64 { max(256, popplerMemoryMB) << 20 }
+}
+
+/// When pages are recognized from their image (OCR), and in which languages.
+public struct OCRSettings: Sendable, Equatable {
+    public enum Mode: String, Sendable, CaseIterable {
+        /// Pages without a usable text layer (`TextLayer.isUsable`), when the engine and the
+        /// language data are installed.
+        case auto
+        /// Every page, those with text too.
+        case always
+        /// None.
+        case never
+    }
+
+    public var mode = Mode.auto
+    /// Tesseract's languages, `+` between them ("eng+deu").
+    public var languages = "eng"
+    /// Recognize these pages again even when the store has them (`margin ocr --force`).
+    public var force = false
+    /// Only these pages are recognized (`margin ocr --pages`); nil for all.
+    public var pages: Set<Int>?
+
+    public init() {}
 }

@@ -80,6 +80,18 @@ public struct PrettyJSON {
         if let value { integer(Int64(value)) } else { null() }
     }
 
+    /// A finite number as `JSONEncoder` writes it: a whole one without a fraction ("87"),
+    /// another in Swift's shortest form ("87.5").
+    public mutating func number(_ value: Double?) {
+        guard let value, value.isFinite else { return null() }
+        if value == value.rounded(), abs(value) < 1e15 {
+            integer(Int64(value))
+        } else {
+            bytes.append(contentsOf: "\(value)".utf8)
+            continues = true
+        }
+    }
+
     public mutating func bool(_ value: Bool) {
         append(value ? "true" : "false")
         continues = true

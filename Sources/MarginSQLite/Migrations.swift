@@ -21,6 +21,7 @@ enum Schema {
         ("v7-users", v7Users),
         ("v8-metadata", v8Metadata),
         ("v9-work-type", v9WorkType),
+        ("v10-ocr", v10OCR),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -362,6 +363,30 @@ enum Schema {
                 ALTER TABLE book ADD COLUMN workType TEXT;
                 ALTER TABLE book ADD COLUMN yearSource TEXT;
                 UPDATE book SET yearSource = 'you' WHERE userFields LIKE '%"year"%';
+                """)
+    }
+
+    /// v10: what recognition read on scanned pages, by the PDF's SHA-256 and page (a PDF's, not
+    /// a book's: a re-add or another book with the same file finds it), and how many of a book's
+    /// pages it gave text to.
+    private static func v10OCR(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE ocr_page (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uuid BLOB NOT NULL UNIQUE,
+                    sha256 TEXT NOT NULL,
+                    page INTEGER NOT NULL,
+                    words TEXT NOT NULL,
+                    confidence REAL NOT NULL,
+                    engine TEXT NOT NULL,
+                    languages TEXT NOT NULL,
+                    dpi REAL NOT NULL,
+                    createdAt DATETIME NOT NULL,
+                    UNIQUE(sha256, page)
+                );
+                ALTER TABLE book ADD COLUMN ocrPages INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE book ADD COLUMN ocrConfidence REAL;
                 """)
     }
 }

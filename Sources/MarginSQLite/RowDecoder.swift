@@ -352,6 +352,8 @@ extension Book: RowReadable {
         updatedAt = try row.date("updatedAt")
         openedAt = try row.optionalDate("openedAt")
         textlessPages = try row.value("textlessPages")
+        ocrPages = try row.value("ocrPages")
+        ocrConfidence = try row.optional("ocrConfidence")
         indexedAt = try row.optionalDate("indexedAt")
         addedBy = try row.optional("addedBy")
         doi = try row.optional("doi")

@@ -51,6 +51,32 @@ extension Page {
     }
 
     /// Draws the page on a new image surface at `dpi` and hands it to `body`.
+    /// The page in 8-bit gray at `dpi` (white background), for recognition.
+    public func renderGray(dpi: Double) throws -> GrayImage {
+        try withImage(dpi: dpi, overlays: []) { surface in
+            cairo_surface_flush(surface)
+            let width = Int(cairo_image_surface_get_width(surface))
+            let height = Int(cairo_image_surface_get_height(surface))
+            let stride = Int(cairo_image_surface_get_stride(surface))
+            guard let data = cairo_image_surface_get_data(surface) else {
+                throw PopplerError.renderFailed("cairo gave no pixels")
+            }
+            var pixels = [UInt8](repeating: 255, count: width * height)
+            pixels.withUnsafeMutableBufferPointer { gray in
+                for y in 0..<height {
+                    let row = UnsafeRawPointer(data + y * stride)
+                    for x in 0..<width {
+                        let value = row.loadUnaligned(fromByteOffset: x * 4, as: UInt32.self)
+                        // ITU-R BT.601 luma, in integers.
+                        let red = (value >> 16) & 0xff, green = (value >> 8) & 0xff, blue = value & 0xff
+                        gray[y * width + x] = UInt8((red * 299 + green * 587 + blue * 114) / 1000)
+                    }
+                }
+            }
+            return GrayImage(width: width, height: height, pixels: pixels, dpi: dpi)
+        }
+    }
+
     private func withImage<T>(dpi: Double, overlays: [Overlay], _ body: (OpaquePointer) throws -> T) throws -> T {
         let (pixelsWide, pixelsHigh) = pixelSize(dpi: dpi)
         guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(pixelsWide), Int32(pixelsHigh))

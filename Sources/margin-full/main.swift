@@ -4,9 +4,11 @@ import MarginNetwork
 import MarginPostgres
 import MarginServe
 import Poppler
+import Tesseract
 
 // `margin-full`: every command, downloads, team libraries on PostgreSQL and `margin serve`.
 PDFEngines.install(PopplerEngine())
+TextRecognizers.install(TesseractRecognizer())
 Services.current = Services(
     downloader: { HTTPDownloader(configuration: $0) },
     backends: [PostgresLibraryDatabase.backend],

@@ -8,6 +8,7 @@ import Testing
     /// The targets allowed to import each library (a module not listed may be imported anywhere).
     static let seenBy: [String: Set<String>] = [
         "Poppler": ["margin", "margin-full"],
+        "Tesseract": ["margin", "margin-full"],
         "CPoppler": ["Poppler"],
         "CPopplerLoader": ["Poppler"],
         "GRDB": ["MarginSQLite"],

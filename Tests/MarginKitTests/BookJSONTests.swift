@@ -49,6 +49,10 @@ import Testing
         book.openedAt = generator.next() % 2 == 0 ? nil : date(&generator)
         book.indexedAt = generator.next() % 2 == 0 ? nil : date(&generator)
         book.textlessPages = Int(generator.next() % 7)
+        book.ocrPages = Int(generator.next() % 5)
+        book.ocrConfidence =
+            generator.next() % 3 == 0
+            ? nil : Double(generator.next() % 1_001) / 10 + (generator.next() % 2 == 0 ? 0 : 0.04)
         book.addedBy = optionalText(&generator)
         book.doi = optionalText(&generator)
         book.arxiv = optionalText(&generator)
@@ -146,7 +150,8 @@ import Testing
                 == [
                     "id", "uuid", "title", "author", "pages", "sha256", "bytes", "sources", "folder", "tags", "memo",
                     "addedAt", "updatedAt", "openedAt", "cached", "file", "encrypted", "textlessPages", "indexed",
-                    "addedBy", "doi", "arxiv", "year", "citationKey", "venue", "publisher", "workType",
+                    "addedBy", "doi", "arxiv", "year", "citationKey", "venue", "publisher", "workType", "ocrPages",
+                    "ocrConfidence",
                 ])
     }
 }

@@ -29,6 +29,7 @@ import Testing
                     "pages": try store.count(Query<PageText>()), "bookmarks": try store.count(Query<Bookmark>()),
                     "highlights": try store.count(Query<Highlight>()), "memos": try store.count(Query<Memo>()),
                     "guides": try store.count(Query<BookGuide>()),
+                    "recognizedPages": try store.count(Query<OCRPage>()),
                 ]
             }
             for (table, count) in manifest {

@@ -392,6 +392,8 @@ import Testing
         book.updatedAt = Date(timeIntervalSince1970: 1_700_000_100)
         book.openedAt = Date(timeIntervalSince1970: 1_700_000_200)
         book.textlessPages = 2
+        book.ocrPages = 3
+        book.ocrConfidence = 91.5
         book.indexedAt = Date(timeIntervalSince1970: 1_700_000_300)
         book.addedBy = "ann"
         book.doi = "10.1/x"

@@ -57,6 +57,8 @@ extension Margin {
 
         @OptionGroup var limits: DownloadOptions
 
+        @OptionGroup var ocr: OCROptions
+
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
@@ -65,6 +67,7 @@ extension Margin {
         }
 
         func run() async throws {
+            try ocr.apply()
             let library = try global.openLibrary(creating: true)
             var options = AddOptions(
                 title: title, author: author, folder: folder, tags: tags, password: try secret.read(),

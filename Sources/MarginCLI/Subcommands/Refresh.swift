@@ -21,9 +21,11 @@ extension Margin {
         @Argument(help: "The books (all when none are given).") var books: [String] = []
         @Flag(help: "Store a new version but keep serving the old one.") var keepOld = false
         @OptionGroup var limits: DownloadOptions
+        @OptionGroup var ocr: OCROptions
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
+            try ocr.apply()
             let library = try global.openLibrary()
             let selected = try await library.resolveAll(books)
             installInterruptHandler(global)

@@ -52,18 +52,28 @@ extension Margin {
         @Argument(help: "The books.")
         var books: [String] = []
 
+        @OptionGroup var ocr: OCROptions
+
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
+            try ocr.apply()
             let library = try global.openLibrary()
             let selected = try await library.resolveAll(books)
             let done = try await library.reindex(
                 selected, progress: ProgressBar(label: "indexing", global: global).callback)
             try await global.show(
-                done.map { ["id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages] }
+                done.map {
+                    [
+                        "id": Int($0.id ?? 0), "pages": $0.pages, "textlessPages": $0.textlessPages,
+                        "ocrPages": $0.ocrPages,
+                    ]
+                }
             ) {
                 for book in done {
-                    let scans = book.textlessPages > 0 ? ", \(book.textlessPages) without text" : ""
+                    let scans =
+                        (book.ocrPages > 0 ? ", \(book.ocrPages) read from their image" : "")
+                        + (book.textlessPages > 0 ? ", \(book.textlessPages) without text" : "")
                     Console.out("indexed \(book.id ?? 0)  \(book.title) (\(pagesText(book.pages))\(scans))")
                 }
             }

@@ -21,8 +21,13 @@ public struct Book: Model, Equatable {
     public var addedAt: Date
     public var updatedAt: Date
     public var openedAt: Date?
-    /// Pages with no text layer (scans), counted when the book was indexed.
+    /// Pages with nothing legible (no usable text layer, and none recognized), counted when the
+    /// book was indexed.
     public var textlessPages: Int = 0
+    /// Pages whose text was recognized from their image (`OCRPage`).
+    public var ocrPages: Int = 0
+    /// The mean confidence of the recognized words (0 to 100); nil when no page was recognized.
+    public var ocrConfidence: Double?
     /// When the page text was indexed; nil for a book not indexed yet.
     public var indexedAt: Date?
     /// The user (PostgreSQL role) who added it to a team library; nil in a personal library.
@@ -76,6 +81,7 @@ public struct Book: Model, Equatable {
         public static let openedAt = Field<Book, Date?>("openedAt")
         public static let indexedAt = Field<Book, Date?>("indexedAt")
         public static let textlessPages = Field<Book, Int>("textlessPages")
+        public static let ocrPages = Field<Book, Int>("ocrPages")
         public static let pages = Field<Book, Int>("pages")
         public static let citationKey = Field<Book, String?>("citationKey")
     }

@@ -304,6 +304,16 @@ private func storeText(_ text: PagesText, for book: inout Book, _ store: any Sto
         guide.bookId = id
         try store.upsert(&guide)
     }
+    // Pages read before (found in the store, so with an id) are there already.
+    for var page in text.ocr where page.id == nil || page.sha256 != book.sha256 {
+        page.id = nil
+        page.sha256 = book.sha256
+        try store.upsert(&page)
+    }
+    // Pages where recognition found nothing legible count as textless, not as recognized.
+    let read = text.ocr.filter { $0.confidence > 0 }
+    book.ocrPages = read.count
+    book.ocrConfidence = read.isEmpty ? nil : read.map(\.confidence).reduce(0, +) / Double(read.count)
     book.textlessPages = text.textless
     book.indexedAt = now
     try store.update(book)

@@ -68,10 +68,16 @@ public struct PagesText: Sendable, Equatable {
     /// What the PDF says it is (its metadata, its first page), read with the text.
     public var found: FoundMetadata?
 
-    public init(pages: [PageText], guide: BookGuide? = nil, found: FoundMetadata? = nil) {
+    /// What recognition read on pages without a usable text layer, every such page of the book
+    /// (their `sha256` is set when stored; those read before keep their `id`); the pages' text
+    /// is already theirs.
+    public var ocr: [OCRPage] = []
+
+    public init(pages: [PageText], guide: BookGuide? = nil, found: FoundMetadata? = nil, ocr: [OCRPage] = []) {
         self.pages = pages
         self.guide = guide
         self.found = found
+        self.ocr = ocr
     }
 
     /// Pages with no text at all (scans).

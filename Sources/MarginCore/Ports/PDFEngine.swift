@@ -46,6 +46,8 @@ public protocol PDFPageRendering: AnyObject {
     func pixelSize(dpi: Double) -> (width: Int, height: Int)
     func render(to path: String, format: RenderFormat, dpi: Double, overlays: [Overlay]) throws
     func renderPNG(dpi: Double, overlays: [Overlay]) throws -> Data
+    /// The page in 8-bit gray at `dpi`, for recognition.
+    func renderGray(dpi: Double) throws -> GrayImage
 }
 
 /// A page's own annotations (what other readers wrote into the PDF), and adding to them.

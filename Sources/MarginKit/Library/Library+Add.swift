@@ -172,7 +172,7 @@ extension Library {
             : try extractText(
                 path: staged.path,
                 password: facts.needsPassword ? options.password ?? known.flatMap { try? password(of: $0) } : nil,
-                pageCount: facts.pages)
+                pageCount: facts.pages, known: try await recognizedPages(of: staged.sha256))
         // Stored sealed; "" marks an encrypted PDF that opens without a password.
         let stored =
             facts.needsPassword

@@ -129,8 +129,9 @@ extension Library {
             try await request.page.asyncMap { number in try await pageTexts(of: current, numbers: [number]) }
             ?? occursOn
         var found = [(page: Int, occurrence: PageLocator.Occurrence)]()
+        let recognized = try await recognized(current)
         for stored in candidates {
-            let page = try document.page(stored.number)
+            let page = readable(try document.page(stored.number), recognized)
             let locator = PageLocator(number: stored.number, text: stored.text, page: page)
             var located = locator.occurrences(of: folded, keepHyphens: keepHyphens)
             if locator.boxes == nil {

@@ -48,6 +48,7 @@ extension Library {
                 "highlights": try store.count(Query<Highlight>()),
                 "memos": try store.count(Query<Memo>()),
                 "guides": try store.count(Query<BookGuide>()),
+                "recognizedPages": try store.count(Query<OCRPage>()),
             ]
         }
         return LibraryStatus(

@@ -143,9 +143,12 @@ extension Library {
         try checkPage(number, of: book)
         let path = try cachedFile(book)
         let password = try password(of: book)
+        let recognized = try await recognized(book, page: number)
         return try await blocking { [documents] in
             try readingPDF(book) {
-                try documents.withDocument(path: path, password: password) { try body(try $0.page(number)) }
+                try documents.withDocument(path: path, password: password) {
+                    try body(readable(try $0.page(number), recognized))
+                }
             }
         }
     }

@@ -110,7 +110,9 @@ extension Library {
             head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path,
             password: try password(of: book),
             input: source.url)
-        let extracted = try extractText(path: staged.path, password: try password(of: book), pageCount: facts.pages)
+        let extracted = try extractText(
+            path: staged.path, password: try password(of: book), pageCount: facts.pages,
+            known: try await recognizedPages(of: staged.sha256))
         // Placing the file and recording it is one step an interrupt can't split.
         let counts = try await Interruption.critical { () async throws -> AnchorCounts? in
             let placedNew = try blobs.place(staged.path, sha256: staged.sha256)
@@ -161,7 +163,9 @@ extension Library {
                 title: book.title, reason: "version \(version.sha256.prefix(12)) is no longer in the cache")
         }
         let path = blobs.path(for: version.sha256)
-        let extracted = try extractText(path: path, password: try password(of: book), pageCount: version.pages)
+        let extracted = try extractText(
+            path: path, password: try password(of: book), pageCount: version.pages,
+            known: try await recognizedPages(of: version.sha256))
         let change = try await prepareSwitch(book, to: path, extracted: extracted)
         try await Interruption.critical {
             try await database.addVersion(version, checked: nil, serving: change.change)

@@ -21,7 +21,9 @@ extension Library {
 
     private func reindexOne(_ book: Book) async throws -> Book {
         let path = try await ensureCached(book)
-        let extracted = try extractText(path: path, password: try password(of: book), pageCount: book.pages)
+        let extracted = try extractText(
+            path: path, password: try password(of: book), pageCount: book.pages,
+            known: try await recognizedPages(of: book.sha256))
         return try await database.replaceText(ofBook: book.id ?? -1, with: extracted, now: Date()) ?? book
     }
 

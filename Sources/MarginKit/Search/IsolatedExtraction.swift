@@ -33,13 +33,16 @@ public enum PopplerIsolation {
             else { return 2 }
             let path = String(decoding: pathField, as: UTF8.self)
             let password = passwordField.isEmpty ? nil : String(decoding: passwordField, as: UTF8.self)
+            guard let ocrField = input.field(), let ocr = OCRRequest.decode(String(decoding: ocrField, as: UTF8.self))
+            else { return 2 }
             var answer = FrameWriter()
             do {
                 let extracted = try TextExtractor.extractInProcess(
-                    path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers)
+                    path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers,
+                    ocr: ocr.settings, recognized: ocr.recognized)
                 answer.byte(0)
                 for page in extracted.pages { answer.field(page.text) }
-                let about = HelperAbout(guide: extracted.guide, found: extracted.found)
+                let about = HelperAbout(guide: extracted.guide, found: extracted.found, ocr: extracted.ocr)
                 answer.field(String(decoding: (try? JSONEncoder().encode(about)) ?? Data("{}".utf8), as: UTF8.self))
             } catch {
                 answer = FrameWriter()
@@ -66,13 +69,15 @@ public enum PopplerIsolation {
 
     /// Has a child read the text of `path`, and reads the pages back.
     static func extract(
-        helper: String, path: String, password: String?, pageCount: Int, configuration: Configuration
+        helper: String, path: String, password: String?, pageCount: Int, configuration: Configuration,
+        recognized: Set<Int>
     ) throws -> ExtractedText {
         let memoryLimit = configuration.popplerMemoryLimit
         var request = FrameWriter()
         request.field(String(pageCount))
         request.field(path)
         request.field(password ?? "")
+        request.field(OCRRequest(settings: configuration.ocr, recognized: recognized).encoded)
         // A waiting child that has gone meanwhile takes no request: a fresh one does.
         var child = try HelperPool.shared.take(helper)
         if !request.flush(to: child.input) {
@@ -117,7 +122,7 @@ public enum PopplerIsolation {
             let about = try? JSONDecoder().decode(HelperAbout.self, from: Data(aboutJSON.utf8))
             return ExtractedText(
                 pages: texts.enumerated().map { PageText(bookId: 0, number: $0.offset + 1, text: $0.element) },
-                guide: about?.guide, found: about?.found)
+                guide: about?.guide, found: about?.found, ocr: about?.ocr ?? [])
         }
     }
 }
@@ -126,6 +131,39 @@ public enum PopplerIsolation {
 private struct HelperAbout: Codable {
     var guide: BookGuide?
     var found: FoundMetadata?
+    var ocr: [OCRPage]?
+}
+
+/// What a child is told of recognition: mode, languages, force, the pages to read (all when
+/// none are named) and those read before, as one line ("auto eng 0 - 3,4").
+struct OCRRequest {
+    var settings: OCRSettings
+    var recognized: Set<Int>
+
+    var encoded: String {
+        func list(_ pages: Set<Int>?) -> String {
+            pages.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "-"
+        }
+        return [
+            settings.mode.rawValue, settings.languages, settings.force ? "1" : "0", list(settings.pages),
+            list(recognized),
+        ]
+        .map { $0.isEmpty ? "-" : $0 }.joined(separator: " ")
+    }
+
+    static func decode(_ line: String) -> OCRRequest? {
+        let parts = line.split(separator: " ").map(String.init)
+        guard parts.count == 5, let mode = OCRSettings.Mode(rawValue: parts[0]) else { return nil }
+        func list(_ text: String) -> Set<Int>? {
+            text == "-" ? nil : Set(text.split(separator: ",").compactMap { Int($0) })
+        }
+        var settings = OCRSettings()
+        settings.mode = mode
+        settings.languages = parts[1]
+        settings.force = parts[2] == "1"
+        settings.pages = list(parts[3])
+        return OCRRequest(settings: settings, recognized: list(parts[4]) ?? [])
+    }
 }
 
 /// Children waiting for their next book.

@@ -6,10 +6,31 @@ import MarginCore
 typealias ExtractedText = PagesText
 
 extension Library {
+    /// What recognition read before on the pages of the PDF `sha256`.
+    func recognizedPages(of sha256: String) async throws -> [OCRPage] {
+        guard configuration.ocr.mode != .never else { return [] }
+        return try await repository.read { store in
+            try store.fetch(Query<OCRPage>().filter(OCRPage.Fields.sha256 == sha256))
+        }
+    }
+
     /// The text of every page of the PDF at `path`, within this library's configured limits.
-    func extractText(path: String, password: String?, pageCount: Int) throws -> ExtractedText {
+    /// Pages without a usable text layer are recognized from their image as `configuration.ocr`
+    /// says, except those `known` holds (read before, kept by the PDF's SHA-256: see
+    /// `recognizedPages`), whose words are used again.
+    func extractText(path: String, password: String?, pageCount: Int, known: [OCRPage] = []) throws
+        -> ExtractedText
+    {
+        let reused = configuration.ocr.mode == .never ? [] : known.filter { (1...max(pageCount, 1)).contains($0.page) }
         var text = try TextExtractor.extract(
-            path: path, password: password, pageCount: pageCount, configuration: configuration)
+            path: path, password: password, pageCount: pageCount, configuration: configuration,
+            recognized: Set(reused.map(\.page)))
+        let fresh = Set(text.ocr.map(\.page))
+        let kept = reused.filter { !fresh.contains($0.page) }
+        for page in kept where page.page <= text.pages.count {
+            text.pages[page.page - 1].text = page.readingText.text
+        }
+        text.ocr = (kept + text.ocr).sorted { $0.page < $1.page }
         // The index's words are worked out here, on all cores, so the write that stores the
         // pages (one at a time, for the whole library) doesn't.
         let words = parallelMap(text.pages.map(\.text), indexedWords(of:))
@@ -31,20 +52,23 @@ enum TextExtractor {
 
     /// The text of every page, read in a child process with a time and memory limit when the
     /// executable offers one (`PopplerIsolation`), else here.
-    static func extract(path: String, password: String?, pageCount: Int, configuration: Configuration) throws
-        -> ExtractedText
-    {
+    static func extract(
+        path: String, password: String?, pageCount: Int, configuration: Configuration, recognized: Set<Int> = []
+    ) throws -> ExtractedText {
         if let helper = configuration.extractionHelper {
             return try PopplerIsolation.extract(
-                helper: helper, path: path, password: password, pageCount: pageCount, configuration: configuration)
+                helper: helper, path: path, password: password, pageCount: pageCount, configuration: configuration,
+                recognized: recognized)
         }
         return try extractInProcess(
-            path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers)
+            path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers,
+            ocr: configuration.ocr, recognized: recognized)
     }
 
-    static func extractInProcess(path: String, password: String?, pageCount: Int, workers: Int? = nil) throws
-        -> ExtractedText
-    {
+    static func extractInProcess(
+        path: String, password: String?, pageCount: Int, workers: Int? = nil, ocr: OCRSettings = OCRSettings(),
+        recognized: Set<Int> = []
+    ) throws -> ExtractedText {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
         let preferred = workers
         // Each worker opens the document, and poppler holds a document's whole page tree (about
@@ -54,6 +78,8 @@ enum TextExtractor {
         let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
         let results = WorkerResults(count: count)
         let about = AboutSlot()
+        let gate = RecognizerGate(ocr)
+        let recognizedNow = OCRResults()
         // Read from a mapping unless it needs a password (see `PDFEngine.open(mapped:)`).
         let engine = PDFEngines.current
         let mapped = password == nil ? engine.map(path: path, limit: Self.mappedUpTo) : nil
@@ -82,9 +108,18 @@ enum TextExtractor {
                         do {
                             let loaded = try document.page(number)
                             page.text = loaded.readingTextOnly()
+                            if Recognition.wanted(number, text: page.text, settings: ocr, known: recognized),
+                                let (recognizer, engine) = try gate.recognizer(),
+                                let words = try Recognition.read(
+                                    loaded, languages: ocr.languages, recognizer: recognizer, engine: engine)
+                            {
+                                page.text = words.readingText.text
+                                recognizedNow.add(words)
+                                if number == 1 { firstLines = words.textLines(pageHeight: loaded.size.height) }
+                            }
                             page.label = loaded.label
                             if number == 1 {
-                                firstLines = loaded.textLines()
+                                if firstLines.isEmpty { firstLines = loaded.textLines() }
                                 firstHeight = loaded.size.height
                             }
                         } catch PDFError.pageUnreadable {}
@@ -119,7 +154,7 @@ enum TextExtractor {
         return ExtractedText(
             pages: pages,
             guide: BookGuide(bookId: 0, labels: labels.allSatisfy(\.isEmpty) ? nil : labels, outline: outline),
-            found: found)
+            found: found, ocr: recognizedNow.all())
     }
 }
 
@@ -224,4 +259,13 @@ private final class ResultSlots<R>: @unchecked Sendable {
         slots.deinitialize()
         slots.deallocate()
     }
+}
+
+/// The pages the workers recognized.
+private final class OCRResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pages = [OCRPage]()
+
+    func add(_ page: OCRPage) { lock.withLock { pages.append(page) } }
+    func all() -> [OCRPage] { lock.withLock { pages.sorted { $0.page < $1.page } } }
 }

@@ -13,7 +13,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, uuid, title, author, pages, sha256, bytes, sources, folder, tags, memo
         case addedAt, updatedAt, openedAt, cached, file, encrypted, textlessPages, indexed, addedBy
-        case doi, arxiv, year, citationKey, venue, publisher, workType
+        case doi, arxiv, year, citationKey, venue, publisher, workType, ocrPages, ocrConfidence
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -45,6 +45,8 @@ public struct BookInfo: Sendable, Encodable, Equatable {
         try container.encode(book.venue, forKey: .venue)
         try container.encode(book.publisher, forKey: .publisher)
         try container.encode(book.workType, forKey: .workType)
+        try container.encode(book.ocrPages, forKey: .ocrPages)
+        try container.encode(book.ocrConfidence.map(roundedConfidence), forKey: .ocrConfidence)
     }
 }
 
@@ -81,6 +83,10 @@ extension BookInfo {
         json.bool(book.indexedAt != nil)
         json.key("memo")
         json.string(book.memo)
+        json.key("ocrConfidence")
+        json.number(book.ocrConfidence.map(roundedConfidence))
+        json.key("ocrPages")
+        json.integer(book.ocrPages)
         json.key("openedAt")
         json.string(book.openedAt.map(isoDate))
         json.key("pages")
@@ -115,3 +121,6 @@ extension BookInfo {
         PrettyJSON.array(books, bytesEach: 1_024) { $1.write(to: &$0) }
     }
 }
+
+/// A mean confidence as books show it: to one decimal.
+func roundedConfidence(_ value: Double) -> Double { (value * 10).rounded() / 10 }

@@ -1,0 +1,211 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Scanned pages made from born-digital fixtures by `fixtures/make-scans.py`, read by the real
+/// Tesseract through margin; the born-digital PDF is the ground truth.
+enum Scans {
+    static let tesseract = ["/usr/bin/tesseract"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let pdftoppm = ["/usr/bin/pdftoppm"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// The folder of scans, made once for the test run; nil when they can't be made.
+    static let folder: String? = {
+        let folder = NSTemporaryDirectory() + "margin-scans-\(getpid())"
+        guard pdftoppm != nil, ReferenceReaders.qpdf != nil,
+            let made = try? runProcess("/usr/bin/env", ["python3", Fixtures.root + "/fixtures/make-scans.py", folder]),
+            made.status == 0
+        else { return nil }
+        return folder
+    }()
+
+    static var available: Bool { tesseract != nil && folder != nil }
+    static let needs = Prerequisite.needs(
+        available, "needs tesseract, pdftoppm, qpdf and Pillow (make test installs them)")
+
+    static func path(_ name: String) -> String { (folder ?? "") + "/" + name }
+
+    /// The words of a text, lowercased, letters and digits only.
+    static func words(_ text: String) -> [String] {
+        text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
+    }
+
+    /// The share of `truth`'s words (each as many times as it stands there) that `read` holds.
+    static func recall(_ read: String, of truth: String) -> Double {
+        var left = Dictionary(words(read).map { ($0, 1) }, uniquingKeysWith: +)
+        let expected = words(truth)
+        var found = 0
+        for word in expected where (left[word] ?? 0) > 0 {
+            left[word, default: 0] -= 1
+            found += 1
+        }
+        return expected.isEmpty ? 1 : Double(found) / Double(expected.count)
+    }
+
+    /// What the `tesseract` CLI reads on page `page` of `pdf`, drawn at `dpi` by pdftoppm.
+    static func cliText(_ pdf: String, page: Int, dpi: Int) throws -> String {
+        let folder = TemporaryFolder()
+        let stem = folder.path + "/page"
+        _ = try runProcess(
+            pdftoppm ?? "",
+            ["-gray", "-r", String(dpi), "-f", String(page), "-l", String(page), "-singlefile", "-png", pdf, stem])
+        var environment = ProcessInfo.processInfo.environment
+        environment["OMP_THREAD_LIMIT"] = "1"
+        return try runProcess(tesseract ?? "", [stem + ".png", "-"], environment: environment).stdout
+    }
+
+    /// The born-digital text of page `page` of sample.pdf.
+    static func truth(page: Int) throws -> String {
+        try runProcess("/usr/bin/pdftotext", ["-f", String(page), "-l", String(page), Fixtures.pdf("sample.pdf"), "-"])
+            .stdout
+    }
+}
+
+@Suite struct OCRTests {
+    func book(_ box: Sandbox, _ selector: String) throws -> [String: Any] {
+        try #require(try box.ok("show", selector, "--json").json() as? [String: Any])
+    }
+
+    func text(_ box: Sandbox, _ selector: String, page: Int) throws -> String {
+        try box.ok("text", selector, "--pages", String(page)).stdout
+    }
+
+    @Test(Scans.needs) func scannedPagesAreReadAsWellAsTheTesseractCLIReadsThem() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-clean.pdf"), Scans.path("scan-rough.pdf"))
+        let clean = try book(box, "1")
+        #expect(clean["ocrPages"] as? Int == 2)
+        #expect(clean["textlessPages"] as? Int == 0)
+        #expect((clean["ocrConfidence"] as? Double ?? 0) > 80)
+        for (selector, file, page, dpi) in [
+            ("1", "scan-clean.pdf", 1, 300), ("1", "scan-clean.pdf", 2, 300), ("2", "scan-rough.pdf", 1, 200),
+        ] {
+            let truth = try Scans.truth(page: selector == "2" ? 1 : page)
+            let margin = Scans.recall(try text(box, selector, page: page), of: truth)
+            let cli = Scans.recall(try Scans.cliText(Scans.path(file), page: page, dpi: dpi), of: truth)
+            // The same engine on the same page: margin draws it with cairo, pdftoppm with Splash,
+            // so a word may go either way.
+            #expect(margin >= cli - 0.03, "\(file) p. \(page): margin \(margin), tesseract CLI \(cli)")
+            #expect(margin >= 0.85, "\(file) p. \(page): \(margin)")
+        }
+        // The title is found on the recognized first page.
+        #expect(clean["title"] as? String == "A Sample Paper on Marginalia")
+    }
+
+    @Test(Scans.needs) func searchFindsScannedWordsOnTheirPages() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-clean.pdf"))
+        let hits = try #require(try box.ok("search", "inverted index", "--json").json() as? [[String: Any]])
+        #expect(hits.map { $0["page"] as? Int } == [2])
+        let fox = try #require(try box.ok("search", "quick brown fox", "--json").json() as? [[String: Any]])
+        #expect(Set(fox.compactMap { $0["page"] as? Int }) == [1, 2])
+    }
+
+    /// A highlight made on scanned words sits where the born-digital page has them.
+    @Test(Scans.needs, arguments: ["scan-clean.pdf", "scan-rotated.pdf"])
+    func highlightsSitOnTheScannedWords(file: String) throws {
+        func rect(_ box: Sandbox, _ selector: String, _ text: String) throws -> [Double] {
+            let made = try #require(
+                try box.ok("highlight", "add", selector, "--text", text, "--page", "1", "--json").json()
+                    as? [[String: Any]])
+            let rects = try #require(made.first?["rects"] as? [[Double]])
+            #expect(rects.count == 1)
+            return try #require(rects.first)
+        }
+        func iou(_ a: [Double], _ b: [Double]) -> Double {
+            let width = max(0, min(a[2], b[2]) - max(a[0], b[0]))
+            let height = max(0, min(a[3], b[3]) - max(a[1], b[1]))
+            let shared = width * height
+            return shared / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - shared)
+        }
+        let born = Sandbox()
+        try born.ok("add", Fixtures.pdf("sample.pdf"))
+        let scanned = Sandbox()
+        try scanned.ok("add", Scans.path(file))
+        for words in ["quick brown fox", "history of notes", "Marginalia"] {
+            let expected = try rect(born, "1", words)
+            let placed = try rect(scanned, "1", words)
+            #expect(iou(expected, placed) >= 0.6, "\(file) '\(words)': \(placed) against \(expected)")
+        }
+        let listed = try #require(try scanned.ok("highlight", "list", "--json").json() as? [[String: Any]])
+        #expect(listed.compactMap { $0["text"] as? String }.contains("quick brown fox"))
+    }
+
+    @Test(Scans.needs) func aMixedPDFReadsOnlyItsScannedPages() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-mixed.pdf"))
+        let mixed = try book(box, "1")
+        #expect(mixed["ocrPages"] as? Int == 1)
+        #expect(mixed["textlessPages"] as? Int == 0)
+        let born = Sandbox()
+        try born.ok("add", Fixtures.pdf("sample.pdf"))
+        #expect(try text(box, "1", page: 1) == text(born, "1", page: 1))
+        #expect(Scans.recall(try text(box, "1", page: 2), of: try Scans.truth(page: 2)) >= 0.85)
+    }
+
+    /// What was read is kept by the PDF's SHA-256 and page: reindexing, removing and adding the
+    /// file again, or copying the library reads nothing again.
+    @Test(Scans.needs) func aPageIsNeverReadTwice() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-clean.pdf"))
+        let database = box.home + "/library.sqlite"
+        func rows() throws -> String {
+            try runProcess("/usr/bin/sqlite3", [database, "SELECT id, page, createdAt FROM ocr_page ORDER BY page"])
+                .stdout
+        }
+        let first = try rows()
+        #expect(first.split(separator: "\n").count == 2)
+        try box.ok("reindex", "1")
+        try box.ok("ocr", "1")
+        #expect(try rows() == first)
+        try box.ok("rm", "1", "--yes")
+        try box.ok("add", Scans.path("scan-clean.pdf"))
+        #expect(try rows() == first)
+        #expect(try book(box, "2")["ocrPages"] as? Int == 2)
+        // Asked to, it reads them again.
+        try box.ok("ocr", "2", "--force")
+        #expect(try rows() != first)
+    }
+
+    @Test(Scans.needs) func pagesAreReadOnlyAsAsked() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-clean.pdf"), "--ocr", "never")
+        let unread = try book(box, "1")
+        #expect(unread["ocrPages"] as? Int == 0)
+        #expect(unread["textlessPages"] as? Int == 2)
+        #expect((try box.ok("search", "marginalia", "--json").json() as? [[String: Any]])?.isEmpty == true)
+        // `margin ocr` reads the pages of a book in the library: only those asked for.
+        try box.ok("ocr", "1", "--pages", "2")
+        #expect(try book(box, "1")["ocrPages"] as? Int == 1)
+        try box.ok("ocr", "--all")
+        let read = try book(box, "1")
+        #expect(read["ocrPages"] as? Int == 2)
+        #expect(read["textlessPages"] as? Int == 0)
+        let hits = try #require(try box.ok("search", "marginalia", "--json").json() as? [[String: Any]])
+        #expect(hits.first?["page"] as? Int == 1)
+    }
+
+    @Test(Scans.needs) func aMissingLanguageIsOneErrorAndChangesNothing() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("second.pdf"))
+        let before = try box.snapshot()
+        let failed = try box.fails("add", Scans.path("scan-clean.pdf"), "--ocr-lang", "eng+zzz")
+        #expect(failed.stderr.contains("tesseract-ocr-zzz"), "\(failed)")
+        let again = try box.fails("ocr", "1", "--lang", "qqq")
+        #expect(again.stderr.contains("tesseract-ocr-qqq"), "\(again)")
+        #expect(try box.snapshot() == before)
+        try box.fails("add", Scans.path("scan-clean.pdf"), "--ocr", "sometimes")
+        #expect(try box.snapshot() == before)
+    }
+
+    /// Pages with nothing to read (noise, a strip too thin for a letter) end as textless pages
+    /// of a book that is added; nothing crashes or hangs.
+    @Test(Scans.needs) func pagesWithNothingToReadAreTextless() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-noise.pdf"), Scans.path("scan-strip.pdf"))
+        for selector in ["1", "2"] {
+            let read = try book(box, selector)
+            #expect(read["textlessPages"] as? Int == 1, "\(read)")
+            #expect(read["ocrPages"] as? Int == 0, "\(read)")
+        }
+    }
+}

@@ -208,4 +208,44 @@ enum Scans {
             #expect(read["ocrPages"] as? Int == 0, "\(read)")
         }
     }
+
+    /// What OCR read goes with the library (`db copy`), and once its PDF is gone `db check` says
+    /// so and `--repair` removes it.
+    @Test(Scans.needs) func recognitionTravelsWithTheLibraryAndLeavesWithItsPDF() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-clean.pdf"))
+        func rows(_ home: String) throws -> String {
+            try runProcess(
+                "/usr/bin/sqlite3", [home + "/library.sqlite", "SELECT uuid, page, words FROM ocr_page ORDER BY page"]
+            )
+            .stdout
+        }
+        let copy = box.folder.path + "/copy"
+        let report = try #require(try box.ok("db", "copy", "--to", copy, "--json").json() as? [String: Any])
+        #expect(report["recognizedPages"] as? Int == 2)
+        #expect(try rows(copy) == rows(box.home))
+        try box.ok("--library", copy, "reindex")
+        #expect(try rows(copy) == rows(box.home), "the copy reads nothing again")
+        let copied = try #require(try box.ok("--library", copy, "show", "1", "--json").json() as? [String: Any])
+        #expect(copied["ocrPages"] as? Int == 2)
+
+        try box.ok("rm", "1", "--yes")
+        try box.ok("cache", "prune")
+        let check = try #require(try box.margin.run(["db", "check", "--json"]).json() as? [String: Any])
+        let gone = try #require(check["unusedRecognition"] as? [String])
+        #expect(gone.count == 1 && gone[0].hasSuffix("(2 pages)"), "\(gone)")
+        try box.ok("db", "check", "--repair")
+        let status = try #require(try box.ok("db", "status", "--json").json() as? [String: Any])
+        #expect((status["counts"] as? [String: Int])?["recognizedPages"] == 0)
+    }
+
+    /// The rule for a usable text layer, on the pages margin makes of it.
+    @Test(Scans.needs) func pagesWithoutUsableTextAreRead() throws {
+        let box = Sandbox()
+        // Born-digital pages with text are left as they are under auto; always reads them too.
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        #expect(try book(box, "1")["ocrPages"] as? Int == 0)
+        try box.ok("reindex", "1", "--ocr", "always")
+        #expect(try book(box, "1")["ocrPages"] as? Int == 3)
+    }
 }

@@ -216,3 +216,22 @@ import Testing
         await #expect(throws: MarginError.self) { try await test.library.setPassword(book, "wrong") }
     }
 }
+
+/// When a page's own text can be read (else OCR reads its image): a letter, and at most half
+/// of what is not white space without a Unicode mapping.
+@Suite struct TextLayerTests {
+    @Test(arguments: [
+        ("A Sample Paper on Marginalia", true),
+        ("Ωμέγα 東京 ١٢٣ كتاب", true),
+        ("", false),
+        ("   \n\t ", false),
+        ("12 34 — 56 (7)", false),
+        ("\u{FFFD}\u{FFFD}\u{FFFD} a", false),
+        ("\u{E001}\u{E002}\u{E003}\u{E004}", false),
+        ("word \u{E001}", true),
+        ("\u{0001}\u{0002}x", false),
+    ])
+    func usable(text: String, expected: Bool) {
+        #expect(TextLayer.isUsable(text) == expected, "\(text.debugDescription)")
+    }
+}

@@ -191,6 +191,10 @@ extension Margin {
                         "unused files  \(check.unusedFiles.isEmpty ? "none" : "\(count(check.unusedFiles.count, "file")) no book uses ('margin cache prune' removes them)")"
                     )
                     for line in check.unusedFiles { Console.out("  unused: \(line)") }
+                    Console.out(
+                        "OCR kept      \(check.unusedRecognition.isEmpty ? "for PDFs in the library" : "for \(count(check.unusedRecognition.count, "PDF")) that are gone (--repair removes it)")"
+                    )
+                    for line in check.unusedRecognition { Console.out("  gone: \(line)") }
                     for line in check.repaired { Console.out("  repaired: \(line)") }
                 }
                 if !check.ok {

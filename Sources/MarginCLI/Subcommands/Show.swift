@@ -28,8 +28,12 @@ extension Margin {
                     (
                         "pages",
                         String(book.pages)
+                            + (book.ocrPages > 0
+                                ? " (\(book.ocrPages) read by OCR"
+                                    + (book.ocrConfidence.map { String(format: ", confidence %.0f", $0) } ?? "") + ")"
+                                : "")
                             + (book.textlessPages > 0
-                                ? " (\(book.textlessPages) without a text layer: not searchable)" : "")
+                                ? " (\(book.textlessPages) with nothing legible: not searchable)" : "")
                     ),
                     ("size", "\(formatBytes(book.bytes)) (\(book.bytes) bytes)"),
                     ("sha256", book.sha256),

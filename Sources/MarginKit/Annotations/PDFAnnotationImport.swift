@@ -15,8 +15,9 @@ extension Library {
         let bookId = book.id ?? 0
         let stored = Dictionary(
             try await pageTexts(of: book).map { ($0.number, $0.text) }, uniquingKeysWith: { a, _ in a })
+        let recognized = try await recognized(book)
         for number in 1...max(1, document.pageCount) where document.pageCount > 0 {
-            let page = try document.page(number)
+            let page = readable(try document.page(number), recognized)
             for annotation in page.annotations {
                 let created = annotation.created.flatMap { Calendar(identifier: .gregorian).date(from: $0) }
                 let modified = annotation.modified.flatMap(parsePDFDate)

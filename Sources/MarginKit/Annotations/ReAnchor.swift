@@ -14,7 +14,9 @@ public struct AnchorCounts: Sendable, Encodable, Equatable {
 /// space-collapsed, de-hyphenated) text is a candidate, the stored prefix and suffix choose
 /// between repeats, then poppler gives the new rects. Highlights that can't be found are marked
 /// orphaned, never deleted.
-func reanchor(_ highlights: [Highlight], pages: [PageText], document: any PDFDocument) -> (
+func reanchor(
+    _ highlights: [Highlight], pages: [PageText], document: any PDFDocument, recognized: [Int: OCRPage] = [:]
+) -> (
     updated: [Highlight], counts: AnchorCounts
 ) {
     let searchable = pages.map { (number: $0.number, text: SearchableText($0.text)) }
@@ -52,7 +54,8 @@ func reanchor(_ highlights: [Highlight], pages: [PageText], document: any PDFDoc
             continue
         }
         if locators[best.page] == nil {
-            locators[best.page] = PageLocator(number: best.page, text: text, page: try? document.page(best.page))
+            locators[best.page] = PageLocator(
+                number: best.page, text: text, page: (try? document.page(best.page)).map { readable($0, recognized) })
         }
         guard let found = locators[best.page]?.occurrence(at: best.range, keepHyphens: highlight.text.contains("-"))
         else {

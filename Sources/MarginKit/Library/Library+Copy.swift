@@ -14,6 +14,8 @@ public struct CopyReport: Sendable, Encodable, Equatable {
     public var highlights = 0
     public var memos = 0
     public var guides = 0
+    /// Pages read by OCR (kept by the PDF's SHA-256: never read again there).
+    public var recognizedPages = 0
     /// PDFs placed in the destination (0 when it had them all).
     public var filesAdded = 0
     /// Books whose PDF neither library has here (their sources can fetch them).
@@ -36,7 +38,7 @@ extension Library {
                 tags: try store.all(MarginCore.Tag.self), versions: try store.all(Version.self),
                 pages: try store.all(PageText.self), bookmarks: try store.all(Bookmark.self),
                 highlights: try store.all(Highlight.self), memos: try store.all(Memo.self),
-                guides: try store.all(BookGuide.self))
+                guides: try store.all(BookGuide.self), recognized: try store.all(OCRPage.self))
         }
         reading.adopt()
         // Passwords: sealed again the way the destination keeps them (a team library keeps none).
@@ -90,6 +92,13 @@ extension Library {
             counts.highlights = try moved(snapshot.highlights, \.bookId)
             counts.memos = try moved(snapshot.memos, \.bookId)
             counts.guides = try moved(snapshot.guides, \.bookId)
+            // After the books: a team library lets a member write what was read on a PDF of theirs.
+            for page in snapshot.recognized {
+                var copy = page
+                copy.id = nil
+                try store.upsert(&copy)
+                counts.recognizedPages += 1
+            }
             return counts
         }
         report.books = written.books
@@ -101,6 +110,7 @@ extension Library {
         report.highlights = written.highlights
         report.memos = written.memos
         report.guides = written.guides
+        report.recognizedPages = written.recognizedPages
         return report
     }
 }
@@ -117,6 +127,7 @@ private struct LibrarySnapshot: Sendable {
     var highlights: [Highlight]
     var memos: [Memo]
     var guides: [BookGuide]
+    var recognized: [OCRPage]
 
     /// What the copying user made becomes the destination user's (nil: the destination says
     /// who: its role, or its one user); what others made keeps their name.

@@ -28,6 +28,9 @@ public struct LibraryCheck: Sendable, Encodable {
     public var staleTemporaryFiles: [String]
     /// Cached files no book or version uses (what `cache prune` would remove).
     public var unusedFiles: [String]
+    /// What OCR read on PDFs that are gone (no book or version holds them, none is cached), as
+    /// "SHA-256 (N pages)": kept for a PDF added again; `--repair` removes it.
+    public var unusedRecognition: [String]
     /// The database and its WAL disagree with the write count recorded after the last write:
     /// the -wal file was lost or an older copy of the database was put in place.
     public var writeLog: String
@@ -80,6 +83,12 @@ extension Library {
         let stale = names.filter { name in temporaryFileOwner(name).map { !processIsAlive($0) } ?? false }
             .map { blobs.temporaryFolder + "/" + $0 }
         let unused = try await cacheList().filter { !$0.partial && $0.books.isEmpty }.map(\.file)
+        let recognition = try await repository.read { store in
+            let held = Set(try store.all(Book.self).map(\.sha256) + store.all(Version.self).map(\.sha256))
+            return try store.all(OCRPage.self).map(\.sha256).filter { !held.contains($0) }
+        }
+        let gone = Dictionary(grouping: recognition.filter { !blobs.contains($0) }, by: { $0 }).mapValues(\.count)
+        var unusedRecognition = gone.keys.sorted().map { "\($0) (\(count(gone[$0] ?? 0, "page")))" }
         let counts = try database.writeCounts()
         var writeLog = "ok"
         if let recorded = counts.recorded, counts.database < recorded {
@@ -102,6 +111,16 @@ extension Library {
                     stillMissing.removeAll { $0 == "\(book.id ?? 0) \(book.title)" }
                 }
             }
+            if !gone.isEmpty {
+                let removed = try await repository.write { store in
+                    try gone.keys.reduce(0) { total, sha256 in
+                        total + (try store.delete(Query<OCRPage>().filter(OCRPage.Fields.sha256 == sha256)))
+                    }
+                }
+                repaired.append(
+                    "removed what OCR read on \(count(gone.count, "PDF")) that are gone (\(count(removed, "page")))")
+                unusedRecognition = []
+            }
             for book in unindexed where (try? await reindex([book])) != nil {
                 repaired.append("indexed \(book.id ?? 0) \(book.title)")
                 stillUnindexed.removeAll { $0 == "\(book.id ?? 0) \(book.title)" }
@@ -110,7 +129,7 @@ extension Library {
         return LibraryCheck(
             integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations, missingFiles: stillMissing,
             corruptFiles: corrupt, unindexedBooks: stillUnindexed, staleTemporaryFiles: stillStale, unusedFiles: unused,
-            writeLog: writeLog, repaired: repaired,
+            unusedRecognition: unusedRecognition, writeLog: writeLog, repaired: repaired,
             ok: report.ok && stillMissing.isEmpty && corrupt.isEmpty && stillUnindexed.isEmpty && stillStale.isEmpty
                 && writeLog == "ok")
     }

@@ -14,5 +14,7 @@ python3 bench/bench.py "$@"
 { echo; scripts/with-postgres.sh python3 bench/team-load.py; } | tee -a bench/RESULTS.md
 # What margin finds PDFs to be, against what a reader of page 1 gives (bench/metadata/judged.tsv).
 { echo; echo "## Metadata detection on the judged set"; echo; python3 bench/metadata/score.py --markdown; } | tee -a bench/RESULTS.md
+# OCR of scanned pages against the tesseract CLI and OCRmyPDF (bench/ocr.py).
+{ echo; python3 bench/ocr.py; } | tee -a bench/RESULTS.md
 # What each start-up trick saves (each switched off in turn with MARGIN_PLAIN).
 { echo; echo "## Start-up tricks"; echo; python3 bench/startup-tricks.py; } | tee -a bench/RESULTS.md

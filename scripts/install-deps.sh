@@ -6,14 +6,14 @@
 #                                    MuPDF's mutool, PostgreSQL, the tesseract CLI), and the browsers the reader's
 #                                    end-to-end test drives (chromium + chromium-driver with Selenium,
 #                                    firefox-esr with marionette-driver)
-#   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF)
+#   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF, OCRmyPDF)
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29 libtesseract-dev tesseract-ocr-eng)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
     packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc tesseract-ocr)
 fi
 if [ "${1:-}" = "--bench" ]; then
-    packages+=(recoll)
+    packages+=(recoll ocrmypdf)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -27,6 +27,33 @@ struct ProgressBar: Sendable {
     }
 }
 
+/// Pages read by OCR: a bar with pages, pages a second and the time left, on stderr (a terminal
+/// only, never with --quiet or --json).
+struct RecognitionBar: Sendable {
+    let enabled: Bool
+
+    init(global: GlobalOptions) { enabled = Console.stderrIsTTY && !global.quiet && !global.json }
+
+    var callback: (@Sendable (RecognitionProgress) -> Void)? {
+        guard enabled else { return nil }
+        return { progress in
+            let width = 24
+            let total = max(progress.total, 1)
+            let filled = width * progress.done / total
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let seconds = Date().timeIntervalSince(progress.started)
+            let rate = seconds > 0 ? Double(progress.done) / seconds : 0
+            let left = rate > 0 ? Int(Double(progress.total - progress.done) / rate) : nil
+            let eta = left.map { String(format: "%d:%02d left", $0 / 60, $0 % 60) } ?? ""
+            let title = Console.truncated(terminalSafe(progress.book.title), to: 24)
+            Console.write(
+                "\r\(title) \(bar) \(progress.done)/\(progress.total) pages, \(String(format: "%.2f", rate)) pages/s \(eta)\u{1B}[K",
+                to: STDERR_FILENO)
+            if progress.done == progress.total { Console.write("\n", to: STDERR_FILENO) }
+        }
+    }
+}
+
 /// Live progress bars on stderr, one per active download: bytes, percent, rate, ETA. Only on a
 /// terminal, and never with --quiet or --json.
 final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
@@ -132,11 +159,13 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
 }
 
 /// Ctrl-C during a download: partial files stay (with their validators) for the next run.
-func installInterruptHandler(_ global: GlobalOptions) {
+func installInterruptHandler(
+    _ global: GlobalOptions, saying kept: String = "partial downloads are kept: run the same command again to resume"
+) {
     signal(SIGINT, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
     source.setEventHandler {
-        Console.error("\nerror: interrupted; partial downloads are kept: run the same command again to resume")
+        Console.error("\nerror: interrupted; \(kept)")
         Interruption.exit(130)
     }
     source.resume()

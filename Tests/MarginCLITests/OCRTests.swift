@@ -73,7 +73,7 @@ enum Scans {
         let box = Sandbox()
         try box.ok("add", Scans.path("scan-clean.pdf"), Scans.path("scan-rough.pdf"))
         let clean = try book(box, "1")
-        #expect(clean["ocrPages"] as? Int == 2)
+        #expect(clean["ocrPages"] as? Int == 3)
         #expect(clean["textlessPages"] as? Int == 0)
         #expect((clean["ocrConfidence"] as? Double ?? 0) > 80)
         for (selector, file, page, dpi) in [
@@ -153,14 +153,14 @@ enum Scans {
                 .stdout
         }
         let first = try rows()
-        #expect(first.split(separator: "\n").count == 2)
+        #expect(first.split(separator: "\n").count == 3)
         try box.ok("reindex", "1")
         try box.ok("ocr", "1")
         #expect(try rows() == first)
         try box.ok("rm", "1", "--yes")
         try box.ok("add", Scans.path("scan-clean.pdf"))
         #expect(try rows() == first)
-        #expect(try book(box, "2")["ocrPages"] as? Int == 2)
+        #expect(try book(box, "2")["ocrPages"] as? Int == 3)
         // Asked to, it reads them again.
         try box.ok("ocr", "2", "--force")
         #expect(try rows() != first)
@@ -171,14 +171,14 @@ enum Scans {
         try box.ok("add", Scans.path("scan-clean.pdf"), "--ocr", "never")
         let unread = try book(box, "1")
         #expect(unread["ocrPages"] as? Int == 0)
-        #expect(unread["textlessPages"] as? Int == 2)
+        #expect(unread["textlessPages"] as? Int == 3)
         #expect((try box.ok("search", "marginalia", "--json").json() as? [[String: Any]])?.isEmpty == true)
         // `margin ocr` reads the pages of a book in the library: only those asked for.
         try box.ok("ocr", "1", "--pages", "2")
         #expect(try book(box, "1")["ocrPages"] as? Int == 1)
         try box.ok("ocr", "--all")
         let read = try book(box, "1")
-        #expect(read["ocrPages"] as? Int == 2)
+        #expect(read["ocrPages"] as? Int == 3)
         #expect(read["textlessPages"] as? Int == 0)
         let hits = try #require(try box.ok("search", "marginalia", "--json").json() as? [[String: Any]])
         #expect(hits.first?["page"] as? Int == 1)
@@ -222,18 +222,18 @@ enum Scans {
         }
         let copy = box.folder.path + "/copy"
         let report = try #require(try box.ok("db", "copy", "--to", copy, "--json").json() as? [String: Any])
-        #expect(report["recognizedPages"] as? Int == 2)
+        #expect(report["recognizedPages"] as? Int == 3)
         #expect(try rows(copy) == rows(box.home))
         try box.ok("--library", copy, "reindex")
         #expect(try rows(copy) == rows(box.home), "the copy reads nothing again")
         let copied = try #require(try box.ok("--library", copy, "show", "1", "--json").json() as? [String: Any])
-        #expect(copied["ocrPages"] as? Int == 2)
+        #expect(copied["ocrPages"] as? Int == 3)
 
         try box.ok("rm", "1", "--yes")
         try box.ok("cache", "prune")
         let check = try #require(try box.margin.run(["db", "check", "--json"]).json() as? [String: Any])
         let gone = try #require(check["unusedRecognition"] as? [String])
-        #expect(gone.count == 1 && gone[0].hasSuffix("(2 pages)"), "\(gone)")
+        #expect(gone.count == 1 && gone[0].hasSuffix("(3 pages)"), "\(gone)")
         try box.ok("db", "check", "--repair")
         let status = try #require(try box.ok("db", "status", "--json").json() as? [String: Any])
         #expect((status["counts"] as? [String: Int])?["recognizedPages"] == 0)
@@ -247,5 +247,40 @@ enum Scans {
         #expect(try book(box, "1")["ocrPages"] as? Int == 0)
         try box.ok("reindex", "1", "--ocr", "always")
         #expect(try book(box, "1")["ocrPages"] as? Int == 3)
+    }
+
+    /// Ctrl-C in the middle of `margin ocr` keeps the pages read so far, and the same command
+    /// goes on from there: what was kept is not read again.
+    @Test(Scans.needs) func anInterruptedOCRKeepsThePagesReadAndGoesOn() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-long.pdf"), "--ocr", "never")
+        let database = box.home + "/library.sqlite"
+        func rows() throws -> [String] {
+            try runProcess("/usr/bin/sqlite3", [database, "SELECT id, page, createdAt FROM ocr_page ORDER BY page"])
+                .stdout.split(separator: "\n").map(String.init)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: MarginRunner.binary)
+        process.arguments = ["ocr", "1"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["MARGIN_HOME"] = box.home
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.start()
+        // Interrupted once the first pages are kept (the rest take seconds more to read).
+        let deadline = Date().addingTimeInterval(120)
+        while try rows().isEmpty, process.isRunning, Date() < deadline { usleep(20_000) }
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        let kept = try rows()
+        #expect(!kept.isEmpty && kept.count < 40, "\(kept.count) pages kept")
+        #expect(try book(box, "1")["ocrPages"] as? Int == 0, "the book's text is replaced once all is read")
+        try box.ok("ocr", "1")
+        let all = try rows()
+        #expect(all.count == 40)
+        #expect(Set(kept).isSubset(of: Set(all)), "what was kept is not read again")
+        #expect(try book(box, "1")["ocrPages"] as? Int == 40)
     }
 }

@@ -93,8 +93,12 @@ extension Margin {
             try requireRecognizer()
             let library = try global.openLibrary()
             let selected = try await all ? library.allBooks() : library.resolveAll(books)
-            let done = try await library.reindex(
-                selected, progress: ProgressBar(label: "reading", global: global).callback)
+            installInterruptHandler(
+                global, saying: "the pages read so far are kept: run the same command again to go on")
+            var done = [Book]()
+            for book in selected {
+                done.append(try await library.recognize(book, progress: RecognitionBar(global: global).callback))
+            }
             func views() async throws -> [BookInfo] {
                 var views = [BookInfo]()
                 for book in done { views.append(try await library.info(book)) }

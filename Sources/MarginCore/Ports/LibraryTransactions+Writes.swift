@@ -101,6 +101,17 @@ extension LibraryTransactions where Self: LibraryStore {
         }
     }
 
+    public func keepRecognized(_ pages: [OCRPage], of sha256: String) async throws {
+        guard !pages.isEmpty else { return }
+        try await repository.write { store in
+            for var page in pages {
+                page.id = nil
+                page.sha256 = sha256
+                try store.upsert(&page)
+            }
+        }
+    }
+
     public func replaceText(ofBook id: Int64, with text: PagesText, now: Date) async throws -> Book? {
         try await repository.write { store in
             guard var book = try store.find(Book.self, id: id) else { return nil }

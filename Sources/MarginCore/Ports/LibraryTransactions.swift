@@ -44,6 +44,9 @@ public protocol LibraryTransactions: Sendable {
     /// Saves the annotations whose UUID the library doesn't hold yet; the others are left as
     /// they are. Returns how many were added.
     func addNewAnnotations(highlights: [Highlight], memos: [Memo]) async throws -> (highlights: Int, memos: Int)
+    /// Keeps what OCR read on pages of the PDF `sha256` (each page replacing what was kept for
+    /// it), before the book's text is replaced: work that an interruption doesn't lose.
+    func keepRecognized(_ pages: [OCRPage], of sha256: String) async throws
     /// Changes an annotation (`change` edits it in memory); its `updatedAt` becomes `now`.
     func updateAnnotation<M: Annotation>(
         _ type: M.Type, id: Int64, now: Date, _ change: @escaping @Sendable (inout M) -> Void

@@ -134,15 +134,16 @@ private struct HelperAbout: Codable {
     var ocr: [OCRPage]?
 }
 
-/// What a child is told of recognition: mode, languages, force, the pages to read (all when
-/// none are named) and those read before, as one line ("auto eng 0 - 3,4").
+/// What a child is told of recognition: mode, languages, force, the pages to read ("-" for all,
+/// "none" for none) and those read before, as one line ("auto eng 0 - 3,4").
 struct OCRRequest {
     var settings: OCRSettings
     var recognized: Set<Int>
 
     var encoded: String {
         func list(_ pages: Set<Int>?) -> String {
-            pages.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "-"
+            guard let pages else { return "-" }
+            return pages.isEmpty ? "none" : pages.sorted().map(String.init).joined(separator: ",")
         }
         return [
             settings.mode.rawValue, settings.languages, settings.force ? "1" : "0", list(settings.pages),
@@ -155,7 +156,7 @@ struct OCRRequest {
         let parts = line.split(separator: " ").map(String.init)
         guard parts.count == 5, let mode = OCRSettings.Mode(rawValue: parts[0]) else { return nil }
         func list(_ text: String) -> Set<Int>? {
-            text == "-" ? nil : Set(text.split(separator: ",").compactMap { Int($0) })
+            text == "-" ? nil : text == "none" ? [] : Set(text.split(separator: ",").compactMap { Int($0) })
         }
         var settings = OCRSettings()
         settings.mode = mode

@@ -32,6 +32,14 @@ enum Recognition {
         return chosen
     }
 
+    /// `read`, or nil when the page can't be read (a damaged image, an engine failure): the page
+    /// stays without text (counted as textless), and the rest of the book is read.
+    static func readOrSkip(_ page: any PDFPage, languages: String, recognizer: any TextRecognizer, engine: String)
+        -> OCRPage?
+    {
+        try? read(page, languages: languages, recognizer: recognizer, engine: engine)
+    }
+
     /// Recognizes `page`: its words in PDF user space. Nil for a page with no room for text.
     static func read(_ page: any PDFPage, languages: String, recognizer: any TextRecognizer, engine: String) throws
         -> OCRPage?
@@ -83,5 +91,63 @@ final class RecognizerGate: @unchecked Sendable {
             checked = result
             return try result.get()
         }
+    }
+}
+
+/// How far `Library.recognize` is: pages read of those to read, and since when.
+public struct RecognitionProgress: Sendable {
+    public var book: Book
+    public var done: Int
+    public var total: Int
+    public var started: Date
+}
+
+extension Library {
+    /// Pages read at a time by `recognize`: what is read is kept after each run of them.
+    static let recognitionBatch = 16
+
+    /// Reads a book's pages from their image as `configuration.ocr` says (`margin ocr`), a few
+    /// pages at a time, keeping what each run read before the next: an interruption loses at
+    /// most the pages being read, and the same command goes on from there. Then the book's text
+    /// is replaced with what was read, in one transaction.
+    public func recognize(
+        _ book: Book, progress: (@Sendable (RecognitionProgress) -> Void)? = nil
+    ) async throws -> Book {
+        let path = try await ensureCached(book)
+        let password = try password(of: book)
+        let settings = configuration.ocr
+        var known = try await recognizedPages(of: book.sha256)
+        if settings.force { known.removeAll { settings.pages?.contains($0.page) ?? true } }
+        // The pages to read, from the text layer of each.
+        var plain = settings
+        plain.mode = .never
+        let layer = try extractText(path: path, password: password, pageCount: book.pages, ocr: plain)
+        let knownPages = Set(known.map(\.page))
+        let wanted = layer.pages.map(\.number).filter { number in
+            Recognition.wanted(
+                number, text: layer.pages[number - 1].text, settings: settings, known: knownPages)
+        }
+        let started = Date()
+        progress?(RecognitionProgress(book: book, done: 0, total: wanted.count, started: started))
+        var done = 0
+        for start in stride(from: 0, to: wanted.count, by: Self.recognitionBatch) {
+            try Task.checkCancellation()
+            let batch = Array(wanted[start..<min(start + Self.recognitionBatch, wanted.count)])
+            var some = settings
+            some.pages = Set(batch)
+            some.force = true
+            let read = try extractText(path: path, password: password, pageCount: book.pages, ocr: some).ocr
+            try await database.keepRecognized(read, of: book.sha256)
+            known.removeAll { batch.contains($0.page) }
+            known += read
+            done += batch.count
+            progress?(RecognitionProgress(book: book, done: done, total: wanted.count, started: started))
+        }
+        // Every page read is known now: the text is made without reading any again.
+        var all = settings
+        all.force = false
+        all.pages = []
+        let text = try extractText(path: path, password: password, pageCount: book.pages, known: known, ocr: all)
+        return try await database.replaceText(ofBook: book.id ?? -1, with: text, now: Date()) ?? book
     }
 }

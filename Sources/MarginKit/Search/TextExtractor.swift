@@ -18,13 +18,24 @@ extension Library {
     /// Pages without a usable text layer are recognized from their image as `configuration.ocr`
     /// says, except those `known` holds (read before, kept by the PDF's SHA-256: see
     /// `recognizedPages`), whose words are used again.
-    func extractText(path: String, password: String?, pageCount: Int, known: [OCRPage] = []) throws
-        -> ExtractedText
-    {
+    func extractText(
+        path: String, password: String?, pageCount: Int, known: [OCRPage] = [], ocr: OCRSettings? = nil
+    ) throws -> ExtractedText {
+        var configuration = self.configuration
+        if let ocr { configuration.ocr = ocr }
         let reused = configuration.ocr.mode == .never ? [] : known.filter { (1...max(pageCount, 1)).contains($0.page) }
-        var text = try TextExtractor.extract(
-            path: path, password: password, pageCount: pageCount, configuration: configuration,
-            recognized: Set(reused.map(\.page)))
+        var text: ExtractedText
+        do {
+            text = try TextExtractor.extract(
+                path: path, password: password, pageCount: pageCount, configuration: configuration,
+                recognized: Set(reused.map(\.page)))
+        } catch MarginError.popplerLimit where configuration.ocr.mode != .never {
+            // Reading the pages' images stopped the child (a hostile image, past its limits): the
+            // book's own text is still read, and its scanned pages stay without text.
+            configuration.ocr.mode = .never
+            text = try TextExtractor.extract(
+                path: path, password: password, pageCount: pageCount, configuration: configuration)
+        }
         let fresh = Set(text.ocr.map(\.page))
         let kept = reused.filter { !fresh.contains($0.page) }
         for page in kept where page.page <= text.pages.count {
@@ -74,8 +85,10 @@ enum TextExtractor {
         // Each worker opens the document, and poppler holds a document's whole page tree (about
         // 1.7 KB a page): a very long book is read by one worker, so memory stays that of one.
         let cores = pageCount > Self.longBook ? 1 : ProcessInfo.processInfo.activeProcessorCount
-        let count = max(1, min(preferred ?? cores, (pageCount + chunk - 1) / chunk, 16))
-        let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
+        // Some pages to recognize, side by side (`margin ocr`): one page at a time to each worker.
+        let run = ocr.pages == nil ? chunk : 1
+        let count = max(1, min(preferred ?? cores, (pageCount + run - 1) / run, 16))
+        let queue = ChunkQueue(pageCount: pageCount, chunk: run)
         let results = WorkerResults(count: count)
         let about = AboutSlot()
         let gate = RecognizerGate(ocr)
@@ -110,7 +123,7 @@ enum TextExtractor {
                             page.text = loaded.readingTextOnly()
                             if Recognition.wanted(number, text: page.text, settings: ocr, known: recognized),
                                 let (recognizer, engine) = try gate.recognizer(),
-                                let words = try Recognition.read(
+                                let words = Recognition.readOrSkip(
                                     loaded, languages: ocr.languages, recognizer: recognizer, engine: engine)
                             {
                                 page.text = words.readingText.text

@@ -486,6 +486,19 @@ enum PostgresMigrations {
                 SET search_path = margin, pg_temp
                 AS $$ SELECT margin.is_admin() OR EXISTS (SELECT 1 FROM margin.book b WHERE b.sha256 = file AND margin.may_change_content(b.id))
                     OR EXISTS (SELECT 1 FROM margin.version v WHERE v.sha256 = file AND margin.may_change_content(v."bookId")) $$;
+            -- Says who may, before row-level security refuses the row in its own words.
+            CREATE FUNCTION guard_ocr() RETURNS trigger LANGUAGE plpgsql SET search_path = margin, pg_temp AS $$
+            DECLARE who text;
+            DECLARE what text;
+            BEGIN
+                IF NOT margin.may_change_file(NEW.sha256) THEN
+                    SELECT "addedBy", title INTO who, what FROM margin.book WHERE sha256 = NEW.sha256 LIMIT 1;
+                    RAISE EXCEPTION 'only % (who added it) may change the PDF or text of "%", and only while no one else has annotated it', coalesce(who, 'the administrator'), coalesce(what, NEW.sha256)
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER ocr_page_guard BEFORE INSERT OR UPDATE ON ocr_page FOR EACH ROW EXECUTE FUNCTION guard_ocr();
             ALTER TABLE ocr_page ENABLE ROW LEVEL SECURITY;
             CREATE POLICY ocr_page_see ON ocr_page FOR SELECT USING (true);
             CREATE POLICY ocr_page_add ON ocr_page FOR INSERT WITH CHECK (may_change_file(sha256));

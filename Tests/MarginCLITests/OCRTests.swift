@@ -283,4 +283,38 @@ enum Scans {
         #expect(Set(kept).isSubset(of: Set(all)), "what was kept is not read again")
         #expect(try book(box, "1")["ocrPages"] as? Int == 40)
     }
+
+    /// In a team library what OCR read is the text of the team's PDF: every member searches it,
+    /// and only who may change that text (who added the book) may change it, through margin or psql.
+    @Test(
+        Scans.needs,
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamReadsScansAndNoMemberRewritesWhatOCRRead() throws {
+        let team = try TeamUsersTests.Team()
+        try team.alice("add", "-q", Scans.path("scan-clean.pdf"))
+        let shown = try #require(try team.alice("show", "1", "--json").json() as? [String: Any])
+        #expect(shown["ocrPages"] as? Int == 3)
+        let hits = try #require(try team.bob("search", "marginalia", "--json").json() as? [[String: Any]])
+        #expect(hits.first?["page"] as? Int == 1)
+        try team.bob("highlight", "add", "1", "--text", "quick brown fox", "--page", "1", "--shared")
+        let asBob = team.bobURL
+        let snapshot = {
+            try TestCluster.psql(
+                team.admin, "SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM margin.ocr_page t")
+        }
+        let before = try snapshot()
+        #expect(Int(try TestCluster.psql(asBob, "SELECT count(*) FROM margin.ocr_page")) == 3, "bob reads it")
+        for sql in ["DELETE FROM margin.ocr_page", "UPDATE margin.ocr_page SET words = '[]'"] {
+            _ = try? TestCluster.psql(asBob, sql)
+        }
+        #expect(throws: (any Error).self) {
+            try TestCluster.psql(
+                asBob,
+                "INSERT INTO margin.ocr_page (uuid, sha256, page, words, confidence, engine, languages, dpi, \"createdAt\") "
+                    + "SELECT gen_random_uuid(), sha256, 9, '[]', 99, 'forged', 'eng', 300, now() FROM margin.book")
+        }
+        #expect(try snapshot() == before, "nothing changed")
+        #expect(try team.bobFails("ocr", "1", "--force").stderr.contains("\(team.alice) (who added it)"))
+        #expect(try snapshot() == before)
+    }
 }

@@ -149,6 +149,119 @@ public final class QPDFDocument {
         return pages[Int(api.objectID(handle, target))]
     }
 
+    /// A word drawn invisibly (text render mode 3, as OCR tools write a scan's text layer): its
+    /// text and box in the page's displayed space (points, origin at the bottom left of the page
+    /// as shown, after its /CropBox and /Rotate).
+    public struct InvisibleWord: Sendable {
+        public var text: String
+        public var box: [Double]
+
+        public init(text: String, box: [Double]) {
+            self.text = text
+            self.box = box
+        }
+    }
+
+    /// Adds a text layer to a 1-based page: each word invisible, in Courier (every glyph as wide
+    /// as the next, so each letter lies over its share of the word's box), stretched to its box.
+    /// Text readers (pdftotext, pdfgrep, a viewer's selection) then read the words there.
+    public func addInvisibleText(page number: Int, words: [InvisibleWord]) throws {
+        guard !words.isEmpty else { return }
+        if !inheritedPushed {
+            api.pushInherited(handle)
+            inheritedPushed = true
+        }
+        let page = api.page(handle, max(0, min(pageCount - 1, number - 1)))
+        var box = api.key(handle, page, "/CropBox")
+        if api.isArray(handle, box) == 0 { box = api.key(handle, page, "/MediaBox") }
+        var corners = [0.0, 0.0, 612, 792]
+        if api.isArray(handle, box) != 0, api.arrayCount(handle, box) == 4 {
+            corners = (0..<4).map { api.number(handle, api.arrayItem(handle, box, Int32($0))) }
+        }
+        let (x0, y0) = (min(corners[0], corners[2]), min(corners[1], corners[3]))
+        let (width, height) = (abs(corners[2] - corners[0]), abs(corners[3] - corners[1]))
+        let rotateObject = api.key(handle, page, "/Rotate")
+        let rotate =
+            api.isInteger(handle, rotateObject) != 0 ? ((Int(api.intValue(handle, rotateObject)) % 360) + 360) % 360 : 0
+        // The page as shown → the page's own space: a point, and the directions of the shown
+        // page's x and y axes.
+        func place(_ x: Double, _ y: Double) -> (Double, Double) {
+            switch rotate {
+            case 90: return (x0 + width - y, y0 + x)
+            case 180: return (x0 + width - x, y0 + height - y)
+            case 270: return (x0 + y, y0 + height - x)
+            default: return (x0 + x, y0 + y)
+            }
+        }
+        let axes: (x: (Double, Double), y: (Double, Double)) =
+            switch rotate {
+            case 90: ((0, 1), (-1, 0))
+            case 180: ((-1, 0), (0, -1))
+            case 270: ((0, -1), (1, 0))
+            default: ((1, 0), (0, 1))
+            }
+        var content = "Q\nq\nBT\n3 Tr\n/MarginOCR 1 Tf\n"
+        for word in words where word.box.count == 4 {
+            let encoded = Array(word.text.unicodeScalars.map { $0.value < 256 ? UInt8($0.value) : UInt8(ascii: "?") })
+            let wide = max(word.box[2] - word.box[0], 0.1)
+            let high = max(word.box[3] - word.box[1], 0.1)
+            guard !encoded.isEmpty else { continue }
+            let across = wide / (0.6 * Double(encoded.count))
+            // The baseline a fifth of the way up the box: room for descenders below it.
+            let (ox, oy) = place(word.box[0], word.box[1] + high * 0.2)
+            let matrix = [
+                axes.x.0 * across, axes.x.1 * across, axes.y.0 * high, axes.y.1 * high, ox, oy,
+            ].map { String(format: "%.3f", $0) }.joined(separator: " ")
+            content += "\(matrix) Tm <\(encoded.map { String(format: "%02X", $0) }.joined())> Tj\n"
+        }
+        content += "ET\nQ\n"
+        // The page's own drawing in a saved graphics state, the text layer after it.
+        let before = stream("q\n")
+        let after = stream(content)
+        let contents = api.key(handle, page, "/Contents")
+        let list = api.newArray(handle)
+        api.append(handle, list, before)
+        if api.isArray(handle, contents) != 0 {
+            for index in 0..<api.arrayCount(handle, contents) {
+                api.append(handle, list, api.arrayItem(handle, contents, index))
+            }
+        } else if api.isNull(handle, contents) == 0 {
+            api.append(handle, list, contents)
+        }
+        api.append(handle, list, after)
+        api.replaceKey(handle, page, "/Contents", list)
+        // Its font, in the page's resources.
+        var resources = api.key(handle, page, "/Resources")
+        if api.isDictionary(handle, resources) == 0 {
+            resources = api.newDictionary(handle)
+            api.replaceKey(handle, page, "/Resources", resources)
+        }
+        var fonts = api.key(handle, resources, "/Font")
+        if api.isDictionary(handle, fonts) == 0 {
+            fonts = api.newDictionary(handle)
+            api.replaceKey(handle, resources, "/Font", fonts)
+        }
+        api.replaceKey(
+            handle, fonts, "/MarginOCR",
+            indirect(
+                dictionary([
+                    "/Type": api.name(handle, "/Font"), "/Subtype": api.name(handle, "/Type1"),
+                    "/BaseFont": api.name(handle, "/Courier"), "/Encoding": api.name(handle, "/WinAnsiEncoding"),
+                ])))
+        try check("add a text layer to page \(number)")
+    }
+
+    private var inheritedPushed = false
+
+    private func stream(_ text: String) -> UInt32 {
+        let object = api.newStream(handle)
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBufferPointer {
+            api.replaceStreamData(handle, object, $0.baseAddress, $0.count, api.null(handle), api.null(handle))
+        }
+        return indirect(object)
+    }
+
     /// Writes the document to `path`.
     public func write(to path: String) throws {
         api.initWrite(handle, path)
@@ -213,6 +326,11 @@ private final class API: @unchecked Sendable {
     let isNull: @convention(c) (Data, Handle) -> Int32
     let arrayCount: @convention(c) (Data, Handle) -> Int32
     let arrayItem: @convention(c) (Data, Handle, Int32) -> Handle
+    let pushInherited: @convention(c) (Data) -> Int32
+    let number: @convention(c) (Data, Handle) -> Double
+    let newStream: @convention(c) (Data) -> Handle
+    let replaceStreamData: @convention(c) (Data, Handle, UnsafePointer<UInt8>?, Int, Handle, Handle) -> Void
+    let null: @convention(c) (Data) -> Handle
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var loaded: Result<API, QPDFError>?
@@ -274,5 +392,12 @@ private final class API: @unchecked Sendable {
         isNull = try symbol("qpdf_oh_is_null", (@convention(c) (Data, Handle) -> Int32).self)
         arrayCount = try symbol("qpdf_oh_get_array_n_items", (@convention(c) (Data, Handle) -> Int32).self)
         arrayItem = try symbol("qpdf_oh_get_array_item", (@convention(c) (Data, Handle, Int32) -> Handle).self)
+        pushInherited = try symbol("qpdf_push_inherited_attributes_to_page", (@convention(c) (Data) -> Int32).self)
+        number = try symbol("qpdf_oh_get_numeric_value", (@convention(c) (Data, Handle) -> Double).self)
+        newStream = try symbol("qpdf_oh_new_stream", (@convention(c) (Data) -> Handle).self)
+        replaceStreamData = try symbol(
+            "qpdf_oh_replace_stream_data",
+            (@convention(c) (Data, Handle, UnsafePointer<UInt8>?, Int, Handle, Handle) -> Void).self)
+        null = try symbol("qpdf_oh_new_null", (@convention(c) (Data) -> Handle).self)
     }
 }

@@ -317,4 +317,53 @@ enum Scans {
         #expect(try team.bobFails("ocr", "1", "--force").stderr.contains("\(team.alice) (who added it)"))
         #expect(try snapshot() == before)
     }
+
+    /// `export --format pdf --text-layer` writes a copy whose scanned pages carry what OCR read as
+    /// invisible text where the words are: pdftotext and pdfgrep read it, a rotated page too.
+    @Test(Scans.needs, arguments: ["scan-clean.pdf", "scan-rotated.pdf"])
+    func aSearchableCopyCarriesTheWordsWhereTheyAre(file: String) throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path(file))
+        try box.ok("highlight", "add", "1", "--text", "quick brown fox", "--page", "1")
+        let plain = box.folder.path + "/plain.pdf"
+        try box.ok("export", "1", "--format", "pdf", "-o", plain)
+        #expect(try Scans.words(runProcess("/usr/bin/pdftotext", [plain, "-"]).stdout).isEmpty)
+        let searchable = box.folder.path + "/searchable.pdf"
+        try box.ok("export", "1", "--format", "pdf", "--text-layer", "-o", searchable)
+        let read = try runProcess("/usr/bin/pdftotext", ["-f", "1", "-l", "1", searchable, "-"]).stdout
+        #expect(Scans.recall(read, of: try Scans.truth(page: 1)) >= 0.85, "\(read)")
+        if file == "scan-clean.pdf" {
+            let found = try runProcess("/usr/bin/pdfgrep", ["-n", "inverted index", searchable]).stdout
+            #expect(found.hasPrefix("2:"), "\(found)")
+        }
+        // Each word where the born-digital page has it (pdftotext's boxes: the page as shown).
+        func boxes(_ pdf: String) throws -> [String: [Double]] {
+            let xhtml = try runProcess("/usr/bin/pdftotext", ["-bbox", "-f", "1", "-l", "1", pdf, "-"]).stdout
+            var found = [String: [Double]]()
+            for line in xhtml.split(separator: "\n") where line.contains("<word ") {
+                let numbers = line.split(separator: "\"").compactMap { Double($0) }
+                guard numbers.count == 4,
+                    let word = line.split(separator: ">").dropFirst().first?.split(separator: "<").first
+                else { continue }
+                found[String(word)] = found[String(word)] ?? numbers
+            }
+            return found
+        }
+        let expected = try boxes(Fixtures.pdf("sample.pdf"))
+        let placed = try boxes(searchable)
+        for word in ["Marginalia", "margins", "quick", "lazy"] {
+            let a = try #require(placed[word], "\(word) in \(placed.keys.sorted())")
+            let b = try #require(expected[word])
+            let shared = max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+            let union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - shared
+            #expect(shared / union >= 0.6, "\(word): \(a) against \(b)")
+        }
+        // The highlight is on the copy too.
+        let annotations = try runProcess(
+            "/usr/bin/env",
+            ["python3", "-c", "import sys; print(open(sys.argv[1], 'rb').read().count(b'/Highlight'))", searchable]
+        ).stdout
+        #expect(Int(annotations.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 >= 1)
+        try box.fails("export", "1", "--format", "markdown", "--text-layer")
+    }
 }

@@ -36,6 +36,7 @@ extension Margin {
                   margin export --all --format json -o backup.json
                   margin export 3 --format markdown > notes.md
                   margin export 3 --format pdf -o annotated.pdf
+                  margin export 3 --format pdf --text-layer -o searchable.pdf
                   margin export --all --format bibtex -o library.bib
                 """
         )
@@ -48,9 +49,14 @@ extension Margin {
             help: ArgumentHelp("The output file (or folder for several books).", valueName: "PATH"))
         var output: String?
         @Flag(help: "Overwrite existing files.") var force = false
+        @Flag(
+            help:
+                "With --format pdf: write the text OCR read on scanned pages as an invisible text layer, which pdftotext, pdfgrep and viewers read."
+        ) var textLayer = false
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
+            if textLayer && format != .pdf { throw ValidationError("--text-layer goes with --format pdf") }
             if all && !books.isEmpty { throw ValidationError("give either BOOK... or --all, not both") }
             if !all && books.isEmpty { throw ValidationError("give the books to export, or --all") }
             if output == "-" && format == .pdf { throw ValidationError("a PDF can't go to stdout; give -o FILE") }
@@ -74,7 +80,7 @@ extension Margin {
                 for book in selected {
                     let path = folder + "/" + fileName(book, unique: true)
                     if format == .pdf {
-                        try await library.exportPDF(book, to: path, in: files)
+                        try await library.exportPDF(book, to: path, in: files, textLayer: textLayer)
                     } else {
                         let data = Data(try await library.exportText([book], format: format).utf8)
                         try files.stage(path, check: .bytes(data.count)) { try writeData(data, to: $0) }
@@ -84,7 +90,9 @@ extension Margin {
             }
             if format == .pdf {
                 let path = output ?? (selected.first.map { fileName($0, unique: false) } ?? "export.pdf")
-                return try await report([try await library.exportPDF(selected[0], to: path, force: force)])
+                return try await report([
+                    try await library.exportPDF(selected[0], to: path, force: force, textLayer: textLayer)
+                ])
             }
             let text = try await library.exportText(selected, format: format)
             if let output, output != "-" {

@@ -54,16 +54,20 @@ extension Library {
     /// Writes a copy of the book's PDF with its highlights as /Highlight annotations, its page
     /// memos as /Text notes, its bookmarks as outline entries and its memo as a note on the
     /// first page. The cached PDF is never modified.
-    public func exportPDF(_ book: Book, to output: String, force: Bool) async throws -> String {
+    public func exportPDF(_ book: Book, to output: String, force: Bool, textLayer: Bool = false) async throws -> String
+    {
         let files = AtomicFiles(force: force)
-        let target = try await exportPDF(book, to: output, in: files)
+        let target = try await exportPDF(book, to: output, in: files, textLayer: textLayer)
         try files.commit()
         return target
     }
 
-    /// Stages the annotated PDF of `book` at `output` among `files` (written when they commit).
+    /// Stages the annotated PDF of `book` at `output` among `files` (written when they commit);
+    /// with `textLayer`, the words OCR read on its scanned pages as an invisible text layer.
     @discardableResult
-    public func exportPDF(_ book: Book, to output: String, in files: AtomicFiles) async throws -> String {
+    public func exportPDF(_ book: Book, to output: String, in files: AtomicFiles, textLayer: Bool = false) async throws
+        -> String
+    {
         let path = try cachedFile(book)
         let secret = try password(of: book)
         let document = try PDFEngines.current.open(path: path, password: secret)
@@ -98,8 +102,11 @@ extension Library {
             }
         let labels = bookmarks.isEmpty ? nil : try await guide(of: book.id ?? 0)?.labels
         let firstPage = try document.page(1).size
+        let layer = textLayer ? try await recognized(book).values.sorted { $0.page < $1.page } : []
         return try files.stage(output, check: .pdf(pages: document.pageCount, password: secret)) { temporary in
-            guard !bookmarks.isEmpty || !bookNotes.isEmpty else { return try document.save(to: temporary) }
+            guard !bookmarks.isEmpty || !bookNotes.isEmpty || !layer.isEmpty else {
+                return try document.save(to: temporary)
+            }
             let annotated = temporary + ".annotated"
             defer { unlink(annotated) }
             try document.save(to: annotated)
@@ -112,6 +119,11 @@ extension Library {
                         let page = "p. " + (printed ?? String(bookmark.page))
                         return (bookmark.label.map { "\($0) (\(page))" } ?? page, bookmark.page)
                     })
+            }
+            for page in layer {
+                try structure.addInvisibleText(
+                    page: page.page,
+                    words: page.recognized.map { QPDFDocument.InvisibleWord(text: $0.text, box: $0.box.array) })
             }
             // Down the right margin of the first page, apart from the page memos on the left.
             let (width, height) = firstPage

@@ -16,8 +16,9 @@ public struct TesseractRecognizer: TextRecognizer {
     }
 
     public func check(languages: String) throws {
+        // The engine made to check is kept for the first page read.
         let api = try CAPI.shared()
-        api.end(try api.engine(languages: languages))
+        api.give(try api.engine(languages: languages), languages: languages)
     }
 
     public func recognize(_ image: GrayImage, languages: String) throws -> [RecognizedWord] {
@@ -178,8 +179,6 @@ private final class CAPI: @unchecked Sendable {
     func give(_ handle: Handle, languages: String) {
         lock.withLock { idle[languages, default: []].append(handle) }
     }
-
-    func end(_ handle: Handle) { delete(handle) }
 
     /// Whether the data of `language` is where Tesseract looks for it.
     private static func hasData(_ language: String) -> Bool {

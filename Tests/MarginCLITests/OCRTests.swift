@@ -24,6 +24,9 @@ enum Scans {
 
     static func path(_ name: String) -> String { (folder ?? "") + "/" + name }
 
+    /// The born-digital PDF a scan was made from: a fixture, or one the script made.
+    static func truthFile(_ name: String) -> String { name == "sample.pdf" ? Fixtures.pdf(name) : path(name) }
+
     /// The words of a text, lowercased, letters and digits only.
     static func words(_ text: String) -> [String] {
         text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
@@ -100,9 +103,15 @@ enum Scans {
         #expect(Set(fox.compactMap { $0["page"] as? Int }) == [1, 2])
     }
 
-    /// A highlight made on scanned words sits where the born-digital page has them.
-    @Test(Scans.needs, arguments: ["scan-clean.pdf", "scan-rotated.pdf"])
-    func highlightsSitOnTheScannedWords(file: String) throws {
+    /// A highlight made on scanned words sits where the born-digital page has them (on a page
+    /// shown through a /CropBox, where the same page born-digital and cropped alike has them).
+    @Test(
+        Scans.needs,
+        arguments: [
+            ("scan-clean.pdf", "sample.pdf"), ("scan-rotated.pdf", "sample.pdf"),
+            ("scan-cropped.pdf", "born-cropped.pdf"),
+        ])
+    func highlightsSitOnTheScannedWords(file: String, truth: String) throws {
         func rect(_ box: Sandbox, _ selector: String, _ text: String) throws -> [Double] {
             let made = try #require(
                 try box.ok("highlight", "add", selector, "--text", text, "--page", "1", "--json").json()
@@ -118,7 +127,7 @@ enum Scans {
             return shared / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - shared)
         }
         let born = Sandbox()
-        try born.ok("add", Fixtures.pdf("sample.pdf"))
+        try born.ok("add", Scans.truthFile(truth))
         let scanned = Sandbox()
         try scanned.ok("add", Scans.path(file))
         for words in ["quick brown fox", "history of notes", "Marginalia"] {
@@ -207,6 +216,20 @@ enum Scans {
             #expect(read["textlessPages"] as? Int == 1, "\(read)")
             #expect(read["ocrPages"] as? Int == 0, "\(read)")
         }
+    }
+
+    /// A page of 200 by 200 inches is drawn at what its pixels allow (not 300 dpi: 3.6 billion
+    /// pixels), and read.
+    @Test(Scans.needs) func anEnormousPageIsReadAtTheResolutionItsSizeAllows() throws {
+        let box = Sandbox()
+        try box.ok("add", Scans.path("scan-huge.pdf"))
+        let read = try book(box, "1")
+        #expect(read["ocrPages"] as? Int == 1, "\(read)")
+        #expect(try text(box, "1", page: 1).contains("quick brown fox"))
+        let dpi = try runProcess(
+            "/usr/bin/sqlite3", [box.home + "/library.sqlite", "SELECT dpi FROM ocr_page"]
+        ).stdout
+        #expect((Double(dpi.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 300) < 40, "\(dpi)")
     }
 
     /// What OCR read goes with the library (`db copy`), and once its PDF is gone `db check` says
@@ -320,8 +343,13 @@ enum Scans {
 
     /// `export --format pdf --text-layer` writes a copy whose scanned pages carry what OCR read as
     /// invisible text where the words are: pdftotext and pdfgrep read it, a rotated page too.
-    @Test(Scans.needs, arguments: ["scan-clean.pdf", "scan-rotated.pdf"])
-    func aSearchableCopyCarriesTheWordsWhereTheyAre(file: String) throws {
+    @Test(
+        Scans.needs,
+        arguments: [
+            ("scan-clean.pdf", "sample.pdf"), ("scan-rotated.pdf", "sample.pdf"),
+            ("scan-cropped.pdf", "born-cropped.pdf"),
+        ])
+    func aSearchableCopyCarriesTheWordsWhereTheyAre(file: String, truth: String) throws {
         let box = Sandbox()
         try box.ok("add", Scans.path(file))
         try box.ok("highlight", "add", "1", "--text", "quick brown fox", "--page", "1")
@@ -349,7 +377,7 @@ enum Scans {
             }
             return found
         }
-        let expected = try boxes(Fixtures.pdf("sample.pdf"))
+        let expected = try boxes(Scans.truthFile(truth))
         let placed = try boxes(searchable)
         for word in ["Marginalia", "margins", "quick", "lazy"] {
             let a = try #require(placed[word], "\(word) in \(placed.keys.sorted())")

@@ -129,7 +129,20 @@ public enum TextLayer {
         var letters = 0
         var visible = 0
         var unmapped = 0
-        for scalar in text.unicodeScalars where !scalar.properties.isWhitespace {
+        for scalar in text.unicodeScalars {
+            // ASCII (most of every page) told apart without Unicode's tables.
+            if scalar.isASCII {
+                let value = scalar.value
+                switch value {
+                case 0x09...0x0D, 0x20: continue
+                case 0x41...0x5A, 0x61...0x7A: letters += 1
+                case 0x00...0x1F, 0x7F: unmapped += 1
+                default: break
+                }
+                visible += 1
+                continue
+            }
+            guard !scalar.properties.isWhitespace else { continue }
             visible += 1
             switch scalar.properties.generalCategory {
             case .privateUse, .control, .format, .surrogate, .unassigned: unmapped += 1

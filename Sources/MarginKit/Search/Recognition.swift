@@ -32,12 +32,28 @@ enum Recognition {
         return chosen
     }
 
-    /// `read`, or nil when the page can't be read (a damaged image, an engine failure): the page
-    /// stays without text (counted as textless), and the rest of the book is read.
-    static func readOrSkip(_ page: any PDFPage, languages: String, recognizer: any TextRecognizer, engine: String)
-        -> OCRPage?
-    {
-        try? read(page, languages: languages, recognizer: recognizer, engine: engine)
+    /// What recognition reads on `page`, or nil when it is not to be read (no recognizer under
+    /// `auto`) or can't be (a damaged image, an engine failure: the page stays without text,
+    /// counted as textless, and the rest of the book is read). A blank page is glanced at and
+    /// kept as read, without words, before the engine is even started.
+    static func readOrSkip(_ page: any PDFPage, languages: String, gate: RecognizerGate) throws -> OCRPage? {
+        let size = page.size
+        guard let dpi = resolution(for: size), let engine = try gate.engineName() else { return nil }
+        if let glance = try? page.renderGray(dpi: min(glanceDPI, dpi)), isBlank(glance) {
+            return OCRPage(sha256: "", page: page.number, words: [], engine: engine, languages: languages, dpi: dpi)
+        }
+        guard let (recognizer, _) = try gate.recognizer() else { return nil }
+        return try? read(page, languages: languages, recognizer: recognizer, engine: engine)
+    }
+
+    /// The resolution a page is first drawn at to see whether it holds any ink.
+    static let glanceDPI = 36.0
+
+    /// Whether a gray image is blank: fewer than one pixel in 2,000 with any ink (darker than 200).
+    static func isBlank(_ image: GrayImage) -> Bool {
+        var dark = 0
+        for pixel in image.pixels where pixel < 200 { dark += 1 }
+        return dark * 2_000 < image.pixels.count
     }
 
     /// Recognizes `page`: its words in PDF user space. Nil for a page with no room for text.
@@ -70,6 +86,21 @@ final class RecognizerGate: @unchecked Sendable {
     private var checked: Result<(any TextRecognizer, String)?, any Error>?
 
     init(_ settings: OCRSettings) { self.settings = settings }
+
+    /// The engine's name ("tesseract 5.3.0"), found without starting it (no language is
+    /// loaded); nil when pages are not to be recognized. Under `always` a missing engine is
+    /// the error `recognizer()` throws.
+    func engineName() throws -> String? {
+        guard settings.mode != .never else { return nil }
+        if let name = lock.withLock({ named }) { return name }
+        guard let name = try? TextRecognizers.current?.engine else {
+            if settings.mode == .auto { return nil }
+            return try recognizer()?.engine
+        }
+        lock.withLock { named = name }
+        return name
+    }
+    private var named: String?
 
     /// The recognizer and its engine's name; nil when pages are not to be recognized.
     func recognizer() throws -> (recognizer: any TextRecognizer, engine: String)? {

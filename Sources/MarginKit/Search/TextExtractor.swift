@@ -122,9 +122,7 @@ enum TextExtractor {
                             let loaded = try document.page(number)
                             page.text = loaded.readingTextOnly()
                             if Recognition.wanted(number, text: page.text, settings: ocr, known: recognized),
-                                let (recognizer, engine) = try gate.recognizer(),
-                                let words = Recognition.readOrSkip(
-                                    loaded, languages: ocr.languages, recognizer: recognizer, engine: engine)
+                                let words = try Recognition.readOrSkip(loaded, languages: ocr.languages, gate: gate)
                             {
                                 page.text = words.readingText.text
                                 recognizedNow.add(words)

@@ -479,9 +479,11 @@ enum PostgresMigrations {
                 engine text NOT NULL,
                 languages text NOT NULL,
                 dpi double precision NOT NULL,
+                image text,
                 "createdAt" timestamptz NOT NULL,
                 UNIQUE (sha256, page)
             );
+            CREATE INDEX ocr_page_image ON ocr_page(image);
             CREATE FUNCTION may_change_file(file text) RETURNS boolean LANGUAGE sql STABLE
                 SET search_path = margin, pg_temp
                 AS $$ SELECT margin.is_admin() OR EXISTS (SELECT 1 FROM margin.book b WHERE b.sha256 = file AND margin.may_change_content(b.id))
@@ -571,7 +573,7 @@ enum PostgresMigrations {
         "highlight": ["text", "prefix", "suffix", "rects", "color", "note", "author", "norm", "owner"],
         "memo": ["text", "author", "norm", "owner"],
         "reading": ["role"],
-        "ocr_page": ["sha256", "words", "engine", "languages"],
+        "ocr_page": ["sha256", "words", "engine", "languages", "image"],
     ]
 
     /// Boolean columns, per table: a predicate's 0/1 compares with them as false/true.

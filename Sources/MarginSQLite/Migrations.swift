@@ -382,9 +382,11 @@ enum Schema {
                     engine TEXT NOT NULL,
                     languages TEXT NOT NULL,
                     dpi REAL NOT NULL,
+                    image TEXT,
                     createdAt DATETIME NOT NULL,
                     UNIQUE(sha256, page)
                 );
+                CREATE INDEX ocr_page_image ON ocr_page(image);
                 ALTER TABLE book ADD COLUMN ocrPages INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE book ADD COLUMN ocrConfidence REAL;
                 """)

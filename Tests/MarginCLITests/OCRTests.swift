@@ -394,4 +394,69 @@ enum Scans {
         #expect(Int(annotations.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 >= 1)
         try box.fails("export", "1", "--format", "markdown", "--text-layer")
     }
+
+    /// A real scan from the corpus, its page images in JPEG 2000 with a JBIG2 mask, and a text
+    /// layer its scanner's OCR made: auto leaves that layer; always reads the images again, and
+    /// reads what the scanner's OCR read.
+    @Test(Scans.needs, Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
+    func aRealScanWithJBIG2AndJPEG2000ImagesIsRead() throws {
+        let scan = try #require(Fixtures.corpus) + "/real/pypdf__Seige_of_Vicksburg_Sample_OCR.pdf"
+        let box = Sandbox()
+        try box.ok("add", scan)
+        #expect(try book(box, "1")["ocrPages"] as? Int == 0, "its own text layer is usable")
+        try box.ok("reindex", "1", "--ocr", "always")
+        let read = try book(box, "1")
+        #expect(read["ocrPages"] as? Int == 6, "\(read)")
+        for page in 1...6 {
+            let theirs = try runProcess("/usr/bin/pdftotext", ["-f", String(page), "-l", String(page), scan, "-"])
+                .stdout
+            let recall = Scans.recall(try text(box, "1", page: page), of: theirs)
+            #expect(recall >= 0.8, "p. \(page): \(recall)")
+        }
+    }
+
+    /// A new version of a scanned book whose pages are drawn the same as the old one's reads
+    /// only its new pages: the others take what was read on the old file (kept with its date).
+    @Test(Scans.needs) func aNewVersionReadsOnlyItsNewPages() throws {
+        let old = Fixtures.bytes(Scans.path("scan-clean.pdf"))
+        let folder = TemporaryFolder()
+        let revised = folder.path + "/revised.pdf"
+        // The same three pages (written anew: other bytes), and a fourth.
+        _ = try runProcess(
+            ReferenceReaders.qpdf ?? "",
+            [
+                "--empty", "--pages", Scans.path("scan-clean.pdf"), "1-3", Scans.path("scan-small.pdf"), "1", "--",
+                revised,
+            ])
+        let server = try TestHTTPServer(routes: ["/scan.pdf": .validated(old, etag: "\"one\"")])
+        defer { server.shutdown() }
+        let box = Sandbox()
+        try box.ok("add", server.url("/scan.pdf"))
+        try box.ok("highlight", "add", "1", "--text", "quick brown fox", "--page", "1")
+        func rows(_ sha: String) throws -> [String] {
+            try runProcess(
+                "/usr/bin/sqlite3",
+                [
+                    box.home + "/library.sqlite",
+                    "SELECT page, createdAt, words FROM ocr_page WHERE sha256 = '\(sha)' ORDER BY page",
+                ]
+            ).stdout.split(separator: "\n").map(String.init)
+        }
+        let first = try #require(try box.books().first?.string("sha256"))
+        let before = try rows(first)
+        #expect(before.count == 3)
+        server.setRoute("/scan.pdf", .validated(Fixtures.bytes(revised), etag: "\"two\""))
+        let outcome = try #require((try box.ok("refresh", "--json").json() as? [[String: Any]])?.first)
+        #expect(outcome.string("status") == "updated")
+        let second = try #require(try box.books().first?.string("sha256"))
+        #expect(second != first)
+        let after = try rows(second)
+        #expect(after.count == 4)
+        #expect(Array(after.prefix(3)) == before, "the same pages, read once: words and date of the first reading")
+        #expect(after.last?.hasPrefix("4|") == true)
+        #expect(after.last.map { !before.contains($0) } == true)
+        #expect(try book(box, "1")["ocrPages"] as? Int == 4)
+        let highlight = try #require((try box.ok("highlight", "list", "--json").json() as? [[String: Any]])?.first)
+        #expect(highlight["orphaned"] as? Bool == false)
+    }
 }

@@ -40,10 +40,19 @@ public struct OCRPage: Model, Equatable {
     public var languages: String
     /// The resolution the page was drawn at for recognition.
     public var dpi: Double
+    /// The SHA-256 of the page as drawn for recognition (its gray pixels and size): a page
+    /// drawn the same in another file (a book's new version) is what was read here, and what
+    /// was read is used again; nil for a page not drawn (a blank one, glanced at).
+    public var image: String?
     public var createdAt: Date
 
+    /// The engine a child names for a page whose image was read before (`image`): the caller
+    /// has its words.
+    public static let sameImage = "same image"
+
     public init(
-        sha256: String, page: Int, words: [OCRWord], engine: String, languages: String, dpi: Double, now: Date = Date()
+        sha256: String, page: Int, words: [OCRWord], engine: String, languages: String, dpi: Double,
+        image: String? = nil, now: Date = Date()
     ) {
         self.uuid = UUID()
         self.sha256 = sha256
@@ -53,6 +62,7 @@ public struct OCRPage: Model, Equatable {
         self.engine = engine
         self.languages = languages
         self.dpi = dpi
+        self.image = image
         self.createdAt = now
     }
 
@@ -117,6 +127,7 @@ public struct OCRPage: Model, Equatable {
     public enum Fields {
         public static let sha256 = Field<OCRPage, String>("sha256")
         public static let page = Field<OCRPage, Int>("page")
+        public static let image = Field<OCRPage, String?>("image")
     }
 }
 

@@ -26,20 +26,13 @@ final class RecognizedPage: PDFPageText, PDFPageRendering, PDFPageMarkup {
     func characterBoxes() -> [PDFRect]? { reading.boxes }
     func textLines() -> [TextLine] { recognized.textLines(pageHeight: size.height) }
 
+    /// Found as `highlight add` finds text (folded, across line ends), placed with the words'
+    /// boxes, a rectangle a line.
     func find(_ needle: String, caseSensitive: Bool) -> [TextMatch] {
-        let options: String.CompareOptions =
-            caseSensitive ? [.diacriticInsensitive] : [.caseInsensitive, .diacriticInsensitive]
-        let scalars = Array(reading.text.unicodeScalars)
-        var matches = [TextMatch]()
-        var searched = reading.text.startIndex..<reading.text.endIndex
-        while let found = reading.text.range(of: needle, options: options, range: searched) {
-            let start = reading.text.unicodeScalars.distance(
-                from: reading.text.unicodeScalars.startIndex, to: found.lowerBound)
-            let count = reading.text.unicodeScalars.distance(from: found.lowerBound, to: found.upperBound)
-            matches.append(TextMatch(rects: lineRects(Array(start..<min(start + count, scalars.count)))))
-            searched = found.upperBound..<reading.text.endIndex
-        }
-        return matches.filter { !$0.rects.isEmpty }
+        let locator = PageLocator(number: number, text: reading.text, page: self)
+        return locator.occurrences(of: foldedTerm(needle), keepHyphens: needle.contains("-"))
+            .filter { !caseSensitive || $0.text == needle.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+            .map { TextMatch(rects: $0.rects) }
     }
 
     func text(in rects: [PDFRect]) -> String {
@@ -59,24 +52,6 @@ final class RecognizedPage: PDFPageText, PDFPageRendering, PDFPageMarkup {
             }
         }
         return String(result)
-    }
-
-    /// The boxes of the scalars at `indices`, one rectangle a line.
-    private func lineRects(_ indices: [Int]) -> [PDFRect] {
-        guard let boxes = reading.boxes else { return [] }
-        var lines = [PDFRect]()
-        for index in indices where index < boxes.count {
-            let box = boxes[index]
-            guard box.x1 > box.x0 else { continue }
-            if let last = lines.last, abs((last.y0 + last.y1) / 2 - (box.y0 + box.y1) / 2) < (last.y1 - last.y0) / 2 {
-                lines[lines.count - 1] = PDFRect(
-                    x0: min(last.x0, box.x0), y0: min(last.y0, box.y0), x1: max(last.x1, box.x1),
-                    y1: max(last.y1, box.y1))
-            } else {
-                lines.append(box)
-            }
-        }
-        return lines
     }
 
     func pixelSize(dpi: Double) -> (width: Int, height: Int) { base.pixelSize(dpi: dpi) }

@@ -112,7 +112,8 @@ extension Library {
             input: source.url)
         let extracted = try extractText(
             path: staged.path, password: try password(of: book), pageCount: facts.pages,
-            known: try await recognizedPages(of: staged.sha256))
+            known: try await recognizedPages(of: staged.sha256),
+            similar: try await recognizedPages(ofOtherFilesOf: book, except: staged.sha256))
         // Placing the file and recording it is one step an interrupt can't split.
         let counts = try await Interruption.critical { () async throws -> AnchorCounts? in
             let placedNew = try blobs.place(staged.path, sha256: staged.sha256)

@@ -39,7 +39,7 @@ public enum PopplerIsolation {
             do {
                 let extracted = try TextExtractor.extractInProcess(
                     path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers,
-                    ocr: ocr.settings, recognized: ocr.recognized)
+                    ocr: ocr.settings, recognized: ocr.recognized, images: ocr.images)
                 answer.byte(0)
                 for page in extracted.pages { answer.field(page.text) }
                 let about = HelperAbout(guide: extracted.guide, found: extracted.found, ocr: extracted.ocr)
@@ -70,14 +70,14 @@ public enum PopplerIsolation {
     /// Has a child read the text of `path`, and reads the pages back.
     static func extract(
         helper: String, path: String, password: String?, pageCount: Int, configuration: Configuration,
-        recognized: Set<Int>
+        recognized: Set<Int>, images: Set<String>
     ) throws -> ExtractedText {
         let memoryLimit = configuration.popplerMemoryLimit
         var request = FrameWriter()
         request.field(String(pageCount))
         request.field(path)
         request.field(password ?? "")
-        request.field(OCRRequest(settings: configuration.ocr, recognized: recognized).encoded)
+        request.field(OCRRequest(settings: configuration.ocr, recognized: recognized, images: images).encoded)
         // A waiting child that has gone meanwhile takes no request: a fresh one does.
         var child = try HelperPool.shared.take(helper)
         if !request.flush(to: child.input) {
@@ -135,10 +135,12 @@ private struct HelperAbout: Codable {
 }
 
 /// What a child is told of recognition: mode, languages, force, the pages to read ("-" for all,
-/// "none" for none) and those read before, as one line ("auto eng 0 - 3,4").
+/// "none" for none), those read before, and the images read in other files, as one line
+/// ("auto eng 0 - 3,4 -").
 struct OCRRequest {
     var settings: OCRSettings
     var recognized: Set<Int>
+    var images: Set<String> = []
 
     var encoded: String {
         func list(_ pages: Set<Int>?) -> String {
@@ -147,14 +149,14 @@ struct OCRRequest {
         }
         return [
             settings.mode.rawValue, settings.languages, settings.force ? "1" : "0", list(settings.pages),
-            list(recognized),
+            list(recognized), images.isEmpty ? "-" : images.sorted().joined(separator: ","),
         ]
         .map { $0.isEmpty ? "-" : $0 }.joined(separator: " ")
     }
 
     static func decode(_ line: String) -> OCRRequest? {
         let parts = line.split(separator: " ").map(String.init)
-        guard parts.count == 5, let mode = OCRSettings.Mode(rawValue: parts[0]) else { return nil }
+        guard parts.count == 6, let mode = OCRSettings.Mode(rawValue: parts[0]) else { return nil }
         func list(_ text: String) -> Set<Int>? {
             text == "-" ? nil : text == "none" ? [] : Set(text.split(separator: ",").compactMap { Int($0) })
         }
@@ -163,7 +165,8 @@ struct OCRRequest {
         settings.languages = parts[1]
         settings.force = parts[2] == "1"
         settings.pages = list(parts[3])
-        return OCRRequest(settings: settings, recognized: list(parts[4]) ?? [])
+        let images = parts[5] == "-" ? [] : Set(parts[5].split(separator: ",").map(String.init))
+        return OCRRequest(settings: settings, recognized: list(parts[4]) ?? [], images: images)
     }
 }
 

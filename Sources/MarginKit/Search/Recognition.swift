@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MarginCore
 
@@ -36,14 +37,32 @@ enum Recognition {
     /// `auto`) or can't be (a damaged image, an engine failure: the page stays without text,
     /// counted as textless, and the rest of the book is read). A blank page is glanced at and
     /// kept as read, without words, before the engine is even started.
-    static func readOrSkip(_ page: any PDFPage, languages: String, gate: RecognizerGate) throws -> OCRPage? {
+    static func readOrSkip(_ page: any PDFPage, languages: String, gate: RecognizerGate, images: Set<String> = [])
+        throws -> OCRPage?
+    {
         let size = page.size
         guard let dpi = resolution(for: size), let engine = try gate.engineName() else { return nil }
         if let glance = try? page.renderGray(dpi: min(glanceDPI, dpi)), isBlank(glance) {
             return OCRPage(sha256: "", page: page.number, words: [], engine: engine, languages: languages, dpi: dpi)
         }
+        guard let image = try? page.renderGray(dpi: dpi) else { return nil }
+        let hash = fingerprint(image)
+        if images.contains(hash) {
+            // Drawn as a page read before: the caller has its words.
+            return OCRPage(
+                sha256: "", page: page.number, words: [], engine: OCRPage.sameImage, languages: languages, dpi: dpi,
+                image: hash)
+        }
         guard let (recognizer, _) = try gate.recognizer() else { return nil }
-        return try? read(page, languages: languages, recognizer: recognizer, engine: engine)
+        return try? read(page, image: image, hash: hash, languages: languages, recognizer: recognizer, engine: engine)
+    }
+
+    /// The SHA-256 of an image's size and pixels.
+    static func fingerprint(_ image: GrayImage) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data("\(image.width)x\(image.height)\n".utf8))
+        image.pixels.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
     /// The resolution a page is first drawn at to see whether it holds any ink.
@@ -57,12 +76,12 @@ enum Recognition {
     }
 
     /// Recognizes `page`: its words in PDF user space. Nil for a page with no room for text.
-    static func read(_ page: any PDFPage, languages: String, recognizer: any TextRecognizer, engine: String) throws
-        -> OCRPage?
-    {
+    static func read(
+        _ page: any PDFPage, image: GrayImage, hash: String, languages: String, recognizer: any TextRecognizer,
+        engine: String
+    ) throws -> OCRPage? {
         let size = page.size
-        guard let dpi = resolution(for: size) else { return nil }
-        let image = try page.renderGray(dpi: dpi)
+        let dpi = image.dpi
         let words = try recognizer.recognize(image, languages: languages)
         let scale = 72 / dpi
         let placed = words.map { word in
@@ -73,7 +92,8 @@ enum Recognition {
                     x1: Double(word.right) * scale, y1: size.height - Double(word.top) * scale),
                 confidence: word.confidence, paragraph: word.paragraph, line: word.line)
         }
-        return OCRPage(sha256: "", page: page.number, words: placed, engine: engine, languages: languages, dpi: dpi)
+        return OCRPage(
+            sha256: "", page: page.number, words: placed, engine: engine, languages: languages, dpi: dpi, image: hash)
     }
 }
 

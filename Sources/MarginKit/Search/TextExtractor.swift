@@ -6,6 +6,20 @@ import MarginCore
 typealias ExtractedText = PagesText
 
 extension Library {
+    /// What recognition read on the book's other files (its versions but `sha256`): the pages
+    /// drawn for it, by their image.
+    func recognizedPages(ofOtherFilesOf book: Book, except sha256: String) async throws -> [OCRPage] {
+        guard configuration.ocr.mode != .never, let id = book.id else { return [] }
+        return try await repository.read { store in
+            let files = try store.fetch(Query<Version>().filter(Version.Fields.bookId == id)).map(\.sha256)
+                .filter { $0 != sha256 }
+            guard !files.isEmpty else { return [] }
+            return try store.fetch(Query<OCRPage>().filter(OCRPage.Fields.sha256.isIn(files))).filter {
+                $0.image != nil
+            }
+        }
+    }
+
     /// What recognition read before on the pages of the PDF `sha256`.
     func recognizedPages(of sha256: String) async throws -> [OCRPage] {
         guard configuration.ocr.mode != .never else { return [] }
@@ -18,23 +32,39 @@ extension Library {
     /// Pages without a usable text layer are recognized from their image as `configuration.ocr`
     /// says, except those `known` holds (read before, kept by the PDF's SHA-256: see
     /// `recognizedPages`), whose words are used again.
+    /// `similar`: what was read on other files of the book (its other versions): a page drawn
+    /// as one of theirs takes its words.
     func extractText(
-        path: String, password: String?, pageCount: Int, known: [OCRPage] = [], ocr: OCRSettings? = nil
+        path: String, password: String?, pageCount: Int, known: [OCRPage] = [], similar: [OCRPage] = [],
+        ocr: OCRSettings? = nil
     ) throws -> ExtractedText {
         var configuration = self.configuration
         if let ocr { configuration.ocr = ocr }
         let reused = configuration.ocr.mode == .never ? [] : known.filter { (1...max(pageCount, 1)).contains($0.page) }
+        let byImage = Dictionary(
+            similar.compactMap { page in page.image.map { ($0, page) } }, uniquingKeysWith: { first, _ in first })
         var text: ExtractedText
         do {
             text = try TextExtractor.extract(
                 path: path, password: password, pageCount: pageCount, configuration: configuration,
-                recognized: Set(reused.map(\.page)))
+                recognized: Set(reused.map(\.page)), images: Set(byImage.keys))
         } catch MarginError.popplerLimit where configuration.ocr.mode != .never {
             // Reading the pages' images stopped the child (a hostile image, past its limits): the
             // book's own text is still read, and its scanned pages stay without text.
             configuration.ocr.mode = .never
             text = try TextExtractor.extract(
                 path: path, password: password, pageCount: pageCount, configuration: configuration)
+        }
+        // Pages drawn as pages read in another file: their words.
+        text.ocr = text.ocr.compactMap { page in
+            guard page.engine == OCRPage.sameImage else { return page }
+            guard let image = page.image, var same = byImage[image], page.page <= text.pages.count else { return nil }
+            same.id = nil
+            same.uuid = UUID()
+            same.sha256 = ""
+            same.page = page.page
+            text.pages[page.page - 1].text = same.readingText.text
+            return same
         }
         let fresh = Set(text.ocr.map(\.page))
         let kept = reused.filter { !fresh.contains($0.page) }
@@ -64,21 +94,22 @@ enum TextExtractor {
     /// The text of every page, read in a child process with a time and memory limit when the
     /// executable offers one (`PopplerIsolation`), else here.
     static func extract(
-        path: String, password: String?, pageCount: Int, configuration: Configuration, recognized: Set<Int> = []
+        path: String, password: String?, pageCount: Int, configuration: Configuration, recognized: Set<Int> = [],
+        images: Set<String> = []
     ) throws -> ExtractedText {
         if let helper = configuration.extractionHelper {
             return try PopplerIsolation.extract(
                 helper: helper, path: path, password: password, pageCount: pageCount, configuration: configuration,
-                recognized: recognized)
+                recognized: recognized, images: images)
         }
         return try extractInProcess(
             path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers,
-            ocr: configuration.ocr, recognized: recognized)
+            ocr: configuration.ocr, recognized: recognized, images: images)
     }
 
     static func extractInProcess(
         path: String, password: String?, pageCount: Int, workers: Int? = nil, ocr: OCRSettings = OCRSettings(),
-        recognized: Set<Int> = []
+        recognized: Set<Int> = [], images: Set<String> = []
     ) throws -> ExtractedText {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
         let preferred = workers
@@ -122,7 +153,8 @@ enum TextExtractor {
                             let loaded = try document.page(number)
                             page.text = loaded.readingTextOnly()
                             if Recognition.wanted(number, text: page.text, settings: ocr, known: recognized),
-                                let words = try Recognition.readOrSkip(loaded, languages: ocr.languages, gate: gate)
+                                let words = try Recognition.readOrSkip(
+                                    loaded, languages: ocr.languages, gate: gate, images: images)
                             {
                                 page.text = words.readingText.text
                                 recognizedNow.add(words)

@@ -177,7 +177,8 @@ enum Scans {
 
     @Test(Scans.needs) func pagesAreReadOnlyAsAsked() throws {
         let box = Sandbox()
-        try box.ok("add", Scans.path("scan-clean.pdf"), "--ocr", "never")
+        let added = try box.ok("add", Scans.path("scan-clean.pdf"), "--ocr", "never")
+        #expect(added.stderr.contains("nothing legible on pages 1-3 of 'scan-clean'; 'margin ocr 1' reads"), "\(added)")
         let unread = try book(box, "1")
         #expect(unread["ocrPages"] as? Int == 0)
         #expect(unread["textlessPages"] as? Int == 3)
@@ -210,7 +211,9 @@ enum Scans {
     /// of a book that is added; nothing crashes or hangs.
     @Test(Scans.needs) func pagesWithNothingToReadAreTextless() throws {
         let box = Sandbox()
-        try box.ok("add", Scans.path("scan-noise.pdf"), Scans.path("scan-strip.pdf"))
+        let added = try box.ok("add", Scans.path("scan-noise.pdf"), Scans.path("scan-strip.pdf"))
+        #expect(added.stderr.contains("note: nothing legible on page 1 of 'scan-noise'"), "\(added)")
+        #expect(added.stderr.contains("note: nothing legible on page 1 of 'scan-strip'"), "\(added)")
         for selector in ["1", "2"] {
             let read = try book(box, selector)
             #expect(read["textlessPages"] as? Int == 1, "\(read)")

@@ -91,6 +91,9 @@ extension Margin {
                     )
                 }
             }
+            for outcome in outcomes where !outcome.duplicate {
+                if let book = outcome.book?.book { try await noteIllegiblePages(book, library, global) }
+            }
             for outcome in outcomes where outcome.book == nil {
                 Console.error("error: \(outcome.error ?? "unknown error")")
             }

@@ -104,6 +104,7 @@ extension Margin {
                 for book in done { views.append(try await library.info(book)) }
                 return views
             }
+            for book in done { try await noteIllegiblePages(book, library, global) }
             try await global.show(try await views()) {
                 for book in done {
                     let nothing = book.textlessPages > 0 ? ", \(book.textlessPages) with nothing legible" : ""
@@ -115,4 +116,28 @@ extension Margin {
             }
         }
     }
+}
+
+/// Says which pages of `book` hold nothing legible, as ranges ("pages 3, 7-9"), and what reads
+/// them when OCR didn't run.
+func noteIllegiblePages(_ book: Book, _ library: Library, _ global: GlobalOptions) async throws {
+    let pages = try await library.illegiblePages(of: book)
+    guard !pages.isEmpty else { return }
+    var spans = [String]()
+    var start = pages[0]
+    var last = pages[0]
+    for page in pages.dropFirst() + [Int.max] {
+        if page == last + 1 {
+            last = page
+            continue
+        }
+        spans.append(start == last ? String(start) : "\(start)-\(last)")
+        start = page
+        last = page
+    }
+    let which = (pages.count == 1 ? "page " : "pages ") + spans.joined(separator: ", ")
+    let remedy =
+        Settings.configuration.ocr.mode == .never || TextRecognizers.current == nil
+        ? "; 'margin ocr \(book.id ?? 0)' reads scanned pages" : " (blank, or nothing OCR could read)"
+    global.note("note: nothing legible on \(which) of '\(terminalSafe(book.title))'\(remedy)")
 }

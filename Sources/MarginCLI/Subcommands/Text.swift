@@ -62,6 +62,7 @@ extension Margin {
             let selected = try await library.resolveAll(books)
             let done = try await library.reindex(
                 selected, progress: ProgressBar(label: "indexing", global: global).callback)
+            for book in done { try await noteIllegiblePages(book, library, global) }
             try await global.show(
                 done.map {
                     [

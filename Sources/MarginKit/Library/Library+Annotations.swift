@@ -319,6 +319,13 @@ extension Library {
     }
 
     /// The stored text of the book's pages (all, or these numbers), in page order.
+    /// The pages of `book` with nothing legible: no usable text layer, and nothing OCR read
+    /// (not read, blank, or unreadable).
+    public func illegiblePages(of book: Book) async throws -> [Int] {
+        guard book.textlessPages > 0 else { return [] }
+        return try await pageTexts(of: book).filter { $0.text.allSatisfy(\.isWhitespace) }.map(\.number)
+    }
+
     func pageTexts(of book: Book, numbers: [Int]? = nil) async throws -> [PageText] {
         let id = book.id ?? -1
         return try await repository.read { store in

@@ -111,17 +111,12 @@ extension PDFEngine {
 /// The engine the process installed: set once by `main` (and by test suites) before any PDF
 /// is opened.
 public enum PDFEngines {
-    nonisolated(unsafe) private static var installed: (any PDFEngine)?
-    private static let lock = NSLock()
+    private static let installed = Installed<any PDFEngine>()
 
-    public static func install(_ engine: any PDFEngine) {
-        lock.withLock { installed = engine }
-    }
+    public static func install(_ engine: any PDFEngine) { installed.install(engine) }
 
     /// The installed engine; one that reports a clear error when none was installed.
-    public static var current: any PDFEngine {
-        lock.withLock { installed } ?? MissingEngine()
-    }
+    public static var current: any PDFEngine { installed.value ?? MissingEngine() }
 }
 
 private struct MissingEngine: PDFEngine {
@@ -138,4 +133,16 @@ extension PDFPageRendering {
     }
 
     public func renderPNG(dpi: Double = 72) throws -> Data { try renderPNG(dpi: dpi, overlays: []) }
+}
+
+/// The adapter a process installs for a port: set by `main` (and test suites) before it is used.
+public final class Installed<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var installed: Value?
+
+    public init() {}
+
+    public func install(_ value: Value) { lock.withLock { installed = value } }
+
+    public var value: Value? { lock.withLock { installed } }
 }

@@ -72,12 +72,9 @@ public enum OCRError: Error, LocalizedError, Equatable, Sendable {
 
 /// The recognizer the process installed, if any.
 public enum TextRecognizers {
-    nonisolated(unsafe) private static var installed: (any TextRecognizer)?
-    private static let lock = NSLock()
+    private static let installed = Installed<any TextRecognizer>()
 
-    public static func install(_ recognizer: any TextRecognizer) {
-        lock.withLock { installed = recognizer }
-    }
+    public static func install(_ recognizer: any TextRecognizer) { installed.install(recognizer) }
 
-    public static var current: (any TextRecognizer)? { lock.withLock { installed } }
+    public static var current: (any TextRecognizer)? { installed.value }
 }

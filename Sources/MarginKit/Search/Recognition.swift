@@ -54,7 +54,9 @@ enum Recognition {
                 image: hash)
         }
         guard let (recognizer, _) = try gate.recognizer() else { return nil }
-        return try? read(page, image: image, hash: hash, languages: languages, recognizer: recognizer, engine: engine)
+        return try? place(
+            try recognizer.recognize(image, languages: languages), of: page, image: image, hash: hash,
+            languages: languages, engine: engine)
     }
 
     /// The SHA-256 of an image's size and pixels.
@@ -75,14 +77,13 @@ enum Recognition {
         return dark * 2_000 < image.pixels.count
     }
 
-    /// Recognizes `page`: its words in PDF user space. Nil for a page with no room for text.
-    static func read(
-        _ page: any PDFPage, image: GrayImage, hash: String, languages: String, recognizer: any TextRecognizer,
+    /// The words read on `image` (the page drawn at `image.dpi`), placed in the page's space.
+    static func place(
+        _ words: [RecognizedWord], of page: any PDFPage, image: GrayImage, hash: String, languages: String,
         engine: String
-    ) throws -> OCRPage? {
+    ) -> OCRPage {
         let size = page.size
         let dpi = image.dpi
-        let words = try recognizer.recognize(image, languages: languages)
         let scale = 72 / dpi
         let placed = words.map { word in
             OCRWord(

@@ -183,7 +183,9 @@ enum Scans {
         #expect(unread["ocrPages"] as? Int == 0)
         #expect(unread["textlessPages"] as? Int == 3)
         #expect((try box.ok("search", "marginalia", "--json").json() as? [[String: Any]])?.isEmpty == true)
-        // `margin ocr` reads the pages of a book in the library: only those asked for.
+        // `margin ocr` reads the pages of a book in the library: only those asked for, that it has.
+        #expect(try box.fails("ocr", "1", "--pages", "5").stderr.contains("valid pages are 1-3"))
+        #expect(try box.fails("ocr", "1", "--pages", "0-2").stderr.contains("pages count from 1"))
         try box.ok("ocr", "1", "--pages", "2")
         #expect(try book(box, "1")["ocrPages"] as? Int == 1)
         try box.ok("ocr", "--all")

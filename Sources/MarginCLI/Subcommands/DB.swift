@@ -141,9 +141,10 @@ extension Margin {
                     Console.out(
                         "pending    \(status.schema.pending.isEmpty ? "none" : status.schema.pending.joined(separator: ", "))"
                     )
-                    // "guides" is the table's word; a person reads outlines and page labels.
+                    // The tables' words, as a person reads them (outlines and page labels; OCR).
+                    let said = ["guides": "outlines", "recognizedPages": "ocr pages"]
                     for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
-                        Console.out(padded(name == "guides" ? "outlines" : name, 11) + String(count))
+                        Console.out(padded(said[name] ?? name, 11) + String(count))
                     }
                 }
             }

@@ -87,12 +87,21 @@ extension Margin {
             settings.mode = force ? .always : .auto
             settings.force = force
             if let lang { settings.languages = lang }
-            if let pages { settings.pages = Set(try PageList(parsing: pages).pages(count: 100_000)) }
+            let list = try pages.map(PageList.init(parsing:))
+            // Past the longest book nothing is asked; each book's pages are checked once it is known.
+            if let list {
+                do {
+                    settings.pages = Set(try list.pages(count: 100_000))
+                } catch MarginError.pageOutOfRange(let page, _) {
+                    throw MarginError.invalidArgument("pages count from 1: \(page) is not a page of any book")
+                }
+            }
             Settings.configuration.ocr = settings
             if let jobs { Settings.configuration.extractWorkers = jobs }
             try requireRecognizer()
             let library = try global.openLibrary()
             let selected = try await all ? library.allBooks() : library.resolveAll(books)
+            if let list { for book in selected { _ = try list.pages(count: book.pages) } }
             installInterruptHandler(
                 global, saying: "the pages read so far are kept: run the same command again to go on")
             var done = [Book]()

@@ -2,71 +2,29 @@ import Foundation
 import MarginCore
 import MarginKit
 
-/// A one-line progress bar on stderr, shown only on a terminal and never with --quiet or --json.
-struct ProgressBar: Sendable {
-    let label: String
-    let enabled: Bool
-
-    init(label: String, global: GlobalOptions) {
-        self.label = label
-        enabled = Console.stderrIsTTY && !global.quiet && !global.json
+/// Live progress on stderr, a line for each piece of work going on: downloads (bytes, percent,
+/// rate, time left), books read from their image (pages, pages a second, time left), and a
+/// count of books done. Drawn only on a terminal, and never with --quiet or --json; notes of
+/// retried downloads are said anywhere but with --quiet.
+final class TerminalProgress: DownloadProgress, RecognitionObserver, @unchecked Sendable {
+    private enum Work {
+        /// A download: its size when known, bytes received, and from where it resumed.
+        case transfer(total: Int64?, received: Int64, resumedAt: Int64)
+        /// Pages read from their image.
+        case recognition(read: Int, total: Int)
+        /// Things done of a number (books indexed).
+        case count(done: Int, total: Int)
     }
 
-    /// A callback for (done, total).
-    var callback: (@Sendable (Int, Int) -> Void)? {
-        guard enabled else { return nil }
-        let label = self.label
-        return { done, total in
-            let width = 30
-            let filled = total > 0 ? width * done / total : width
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            let percent = total > 0 ? 100 * done / total : 100
-            Console.write("\r\(label) \(bar) \(done)/\(total) \(percent)%\u{1B}[K", to: STDERR_FILENO)
-            if done == total { Console.write("\n", to: STDERR_FILENO) }
-        }
-    }
-}
-
-/// Pages read by OCR: a bar with pages, pages a second and the time left, on stderr (a terminal
-/// only, never with --quiet or --json).
-struct RecognitionBar: Sendable {
-    let enabled: Bool
-
-    init(global: GlobalOptions) { enabled = Console.stderrIsTTY && !global.quiet && !global.json }
-
-    var callback: (@Sendable (RecognitionProgress) -> Void)? {
-        guard enabled else { return nil }
-        return { progress in
-            let width = 24
-            let total = max(progress.total, 1)
-            let filled = width * progress.done / total
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            let seconds = Date().timeIntervalSince(progress.started)
-            let rate = seconds > 0 ? Double(progress.done) / seconds : 0
-            let left = rate > 0 ? Int(Double(progress.total - progress.done) / rate) : nil
-            let eta = left.map { String(format: "%d:%02d left", $0 / 60, $0 % 60) } ?? ""
-            let title = Console.truncated(terminalSafe(progress.book.title), to: 24)
-            Console.write(
-                "\r\(title) \(bar) \(progress.done)/\(progress.total) pages, \(String(format: "%.2f", rate)) pages/s \(eta)\u{1B}[K",
-                to: STDERR_FILENO)
-            if progress.done == progress.total { Console.write("\n", to: STDERR_FILENO) }
-        }
-    }
-}
-
-/// Live progress bars on stderr, one per active download: bytes, percent, rate, ETA. Only on a
-/// terminal, and never with --quiet or --json.
-final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
-    private struct Transfer {
+    private struct Line {
+        var key: String
         var name: String
-        var total: Int64?
-        var received: Int64
-        var resumedAt: Int64
+        var work: Work
         var started: Date
     }
 
     private let lock = NSLock()
-    private var transfers: [(url: String, transfer: Transfer)] = []
+    private var lines = [Line]()
     private var drawnLines = 0
     private var lastDraw = Date.distantPast
 
@@ -79,8 +37,8 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
 
     /// A reporter unless the user wants no chatter (--quiet); bars only when stderr is a
     /// terminal and stdout isn't JSON.
-    static func make(_ global: GlobalOptions) -> TerminalDownloadProgress? {
-        global.quiet ? nil : TerminalDownloadProgress(bars: Console.stderrIsTTY && !global.json)
+    static func make(_ global: GlobalOptions) -> TerminalProgress? {
+        global.quiet ? nil : TerminalProgress(bars: Console.stderrIsTTY && !global.json)
     }
 
     func retrying(_ url: String, attempt: Int, of attempts: Int, after delay: Double, reason: String) {
@@ -103,20 +61,60 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
     func started(_ url: String, total: Int64?, resumedAt: Int64) {
         let name = URL(string: url)?.lastPathComponent ?? url
         update {
-            transfers.removeAll { $0.url == url }
-            transfers.append(
-                (url, Transfer(name: name, total: total, received: resumedAt, resumedAt: resumedAt, started: Date())))
+            lines.removeAll { $0.key == url }
+            lines.append(
+                Line(
+                    key: url, name: name, work: .transfer(total: total, received: resumedAt, resumedAt: resumedAt),
+                    started: Date()))
         }
     }
 
     func received(_ url: String, bytes: Int64) {
         update(force: false) {
-            if let index = transfers.firstIndex(where: { $0.url == url }) { transfers[index].transfer.received = bytes }
+            guard let index = lines.firstIndex(where: { $0.key == url }),
+                case .transfer(let total, _, let resumedAt) = lines[index].work
+            else { return }
+            lines[index].work = .transfer(total: total, received: bytes, resumedAt: resumedAt)
         }
     }
 
     func finished(_ url: String) {
-        update { transfers.removeAll { $0.url == url } }
+        update { lines.removeAll { $0.key == url } }
+    }
+
+    func recognizing(_ name: String, read: Int, total: Int) {
+        let key = "ocr " + name
+        // A page takes a good part of a second: each is drawn.
+        update {
+            guard read < total else {
+                lines.removeAll { $0.key == key }
+                return
+            }
+            if let index = lines.firstIndex(where: { $0.key == key }) {
+                lines[index].work = .recognition(read: read, total: total)
+            } else {
+                let shown = name.contains("/") ? (name as NSString).lastPathComponent : name
+                lines.append(Line(key: key, name: shown, work: .recognition(read: read, total: total), started: Date()))
+            }
+        }
+    }
+
+    /// A callback for (done, total) drawn as a line of its own, `label` ("indexing").
+    func counter(_ label: String) -> @Sendable (Int, Int) -> Void {
+        { done, total in
+            self.update(force: done == 0 || done == total) {
+                guard done < total else {
+                    self.lines.removeAll { $0.key == label }
+                    return
+                }
+                if let index = self.lines.firstIndex(where: { $0.key == label }) {
+                    self.lines[index].work = .count(done: done, total: total)
+                } else {
+                    self.lines.append(
+                        Line(key: label, name: label, work: .count(done: done, total: total), started: Date()))
+                }
+            }
+        }
     }
 
     private func update(force: Bool = true, _ change: () -> Void) {
@@ -128,33 +126,48 @@ final class TerminalDownloadProgress: DownloadProgress, @unchecked Sendable {
         guard force || now.timeIntervalSince(lastDraw) > 0.1 else { return }
         lastDraw = now
         var output = drawnLines > 0 ? "\u{1B}[\(drawnLines)F" : ""
-        for (_, transfer) in transfers {
-            output += "\u{1B}[2K" + line(transfer, now: now) + "\n"
+        for line in lines {
+            output += "\u{1B}[2K" + Self.text(line, now: now) + "\n"
         }
-        if transfers.count < drawnLines {
-            output += String(repeating: "\u{1B}[2K\n", count: drawnLines - transfers.count)
-            output += "\u{1B}[\(drawnLines - transfers.count)F"
+        if lines.count < drawnLines {
+            output += String(repeating: "\u{1B}[2K\n", count: drawnLines - lines.count)
+            output += "\u{1B}[\(drawnLines - lines.count)F"
         }
-        drawnLines = transfers.count
+        drawnLines = lines.count
         Console.write(output, to: STDERR_FILENO)
     }
 
-    private func line(_ t: Transfer, now: Date) -> String {
-        let elapsed = max(now.timeIntervalSince(t.started), 0.001)
-        let rate = Double(t.received - t.resumedAt) / elapsed
-        let safe = terminalSafe(t.name)
-        let name =
-            safe.count > 24 ? String(safe.prefix(23)) + "…" : padded(safe, 24)
-        guard let total = t.total, total > 0 else {
-            return "\(name) \(formatBytes(t.received))  \(formatBytes(Int64(rate)))/s"
+    private static func text(_ line: Line, now: Date) -> String {
+        let elapsed = max(now.timeIntervalSince(line.started), 0.001)
+        let safe = terminalSafe(line.name)
+        let name = safe.count > 24 ? String(safe.prefix(23)) + "…" : padded(safe, 24)
+        func bar(_ fraction: Double) -> String {
+            let width = 24
+            let filled = Int(min(1, max(0, fraction)) * Double(width))
+            return String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
         }
-        let fraction = min(1, Double(t.received) / Double(total))
-        let width = 24
-        let filled = Int(fraction * Double(width))
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        let eta = rate > 0 ? Int(Double(total - t.received) / rate) : 0
-        return
-            "\(name) \(bar) \(Int(fraction * 100))%  \(formatBytes(t.received))/\(formatBytes(total))  \(formatBytes(Int64(rate)))/s  ETA \(eta)s"
+        func left(_ seconds: Double) -> String {
+            let seconds = Int(seconds.rounded())
+            return String(format: "%d:%02d left", seconds / 60, seconds % 60)
+        }
+        switch line.work {
+        case .transfer(let total, let received, let resumedAt):
+            let rate = Double(received - resumedAt) / elapsed
+            guard let total, total > 0 else {
+                return "\(name) \(formatBytes(received))  \(formatBytes(Int64(rate)))/s"
+            }
+            let fraction = min(1, Double(received) / Double(total))
+            let eta = rate > 0 ? Int(Double(total - received) / rate) : 0
+            return
+                "\(name) \(bar(fraction)) \(Int(fraction * 100))%  \(formatBytes(received))/\(formatBytes(total))  \(formatBytes(Int64(rate)))/s  ETA \(eta)s"
+        case .recognition(let read, let total):
+            let rate = Double(read) / elapsed
+            let eta = rate > 0 ? "  " + left(Double(total - read) / rate) : ""
+            return
+                "\(name) \(bar(Double(read) / Double(max(total, 1)))) OCR \(read)/\(total) pages  \(String(format: "%.2f", rate)) pages/s\(eta)"
+        case .count(let done, let total):
+            return "\(name) \(bar(Double(done) / Double(max(total, 1)))) \(done)/\(total)"
+        }
     }
 }
 

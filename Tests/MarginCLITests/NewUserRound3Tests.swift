@@ -199,19 +199,7 @@ import Testing
             "edit", "2", "--title", String(repeating: "A very long title of a book ", count: 4), "--author",
             "Someone With A Long Name and Many Co-Authors Besides", "--tag", "a-rather-long-tag-name",
             "--tag", "another-long-tag")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "stty cols 80; '\(MarginRunner.binary)' list", "/dev/null"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["MARGIN_HOME": box.home]) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardInput = FileHandle.nullDevice
-        try process.start()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        // A terminal ends its lines with CR LF (one Character in Swift).
-        let screen = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "").split(
-            separator: "\n")
+        let screen = try box.onTerminal(["list"], columns: 80).split(separator: "\n")
         #expect(screen.count >= 3, "\(screen)")
         for line in screen {
             let width = line.unicodeScalars.reduce(0) { $0 + ((0xAC00...0xD7A3).contains($1.value) ? 2 : 1) }

@@ -312,6 +312,28 @@ enum Scans {
         #expect(try book(box, "1")["ocrPages"] as? Int == 40)
     }
 
+    /// On a terminal, `add`, `reindex` and `ocr` show each page as it is read (pages, pages a
+    /// second, time left); with --json or off a terminal nothing is drawn.
+    @Test(Scans.needs) func aTerminalShowsThePagesAsTheyAreRead() throws {
+        let box = Sandbox()
+        let added = try box.onTerminal(["add", Scans.path("scan-clean.pdf")])
+        for read in 0..<3 {
+            #expect(added.contains("scan-clean.pdf") && added.contains("OCR \(read)/3 pages"), "\(added)")
+        }
+        #expect(added.contains("pages/s") && added.contains(" left"), "\(added)")
+        #expect(added.contains("added 1  A Sample Paper on Marginalia (3 pages"), "\(added)")
+        let again = try box.onTerminal(["ocr", "1", "--force", "--pages", "2-3"])
+        #expect(again.contains("OCR 1/2 pages") && !again.contains("/3 pages"), "\(again)")
+        // What was read is not read again: reindex counts books, and reads no page.
+        let reindexed = try box.onTerminal(["reindex", "1"])
+        #expect(!reindexed.contains("OCR"), "\(reindexed)")
+        #expect(reindexed.contains("indexed 1"), "\(reindexed)")
+        let quiet = try box.onTerminal(["reindex", "1", "--ocr", "always", "--json"])
+        #expect(!quiet.contains("pages/s") && !quiet.contains("\u{1B}["), "\(quiet)")
+        let piped = try box.ok("ocr", "1", "--force")
+        #expect(piped.stderr.isEmpty, "\(piped)")
+    }
+
     /// In a team library what OCR read is the text of the team's PDF: every member searches it,
     /// and only who may change that text (who added the book) may change it, through margin or psql.
     @Test(
@@ -343,6 +365,9 @@ enum Scans {
         }
         #expect(try snapshot() == before, "nothing changed")
         #expect(try team.bobFails("ocr", "1", "--force").stderr.contains("\(team.alice) (who added it)"))
+        // Refused before a page is read, not after minutes of reading.
+        let screen = try team.bobBox.onTerminal(["ocr", "1", "--force"], environment: ["MARGIN_LIBRARY": asBob])
+        #expect(screen.contains("who added it") && !screen.contains("OCR 0/"), "\(screen)")
         #expect(try snapshot() == before)
     }
 

@@ -44,6 +44,24 @@ final class Sandbox: Sendable {
         return result
     }
 
+    /// What a terminal `columns` wide shows while margin runs with `arguments` (stdout and
+    /// stderr both on it, through `script`), each line ended by the terminal's CR LF made LF.
+    func onTerminal(_ arguments: [String], columns: Int = 120, environment: [String: String] = [:]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let command = ([MarginRunner.binary] + arguments).map { "'" + $0 + "'" }.joined(separator: " ")
+        process.arguments = ["-qec", "stty cols \(columns); \(command)", "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["MARGIN_HOME": home]) { $1 }
+            .merging(environment) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
+    }
+
     /// `list --json` as objects.
     func books() throws -> [[String: Any]] {
         let result = try margin.run(["list", "--json"])

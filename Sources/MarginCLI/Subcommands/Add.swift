@@ -74,8 +74,9 @@ extension Margin {
                 maxSize: limits.maxSize.bytes, timeout: limits.timeout)
             options.lookup = lookup
             installInterruptHandler(global)
+            let progress = TerminalProgress.make(global)
             let outcomes = await library.add(
-                inputs, options: options, jobs: jobs, progress: TerminalDownloadProgress.make(global)
+                inputs, options: options, jobs: jobs, progress: progress, observer: progress
             ).map { outcome in
                 // Each failure in the command line's words, with its hint.
                 var outcome = outcome

@@ -105,8 +105,9 @@ extension Margin {
             installInterruptHandler(
                 global, saying: "the pages read so far are kept: run the same command again to go on")
             var done = [Book]()
+            let progress = TerminalProgress.make(global)
             for book in selected {
-                done.append(try await library.recognize(book, progress: RecognitionBar(global: global).callback))
+                done.append(try await library.recognize(book, observer: progress))
             }
             func views() async throws -> [BookInfo] {
                 var views = [BookInfo]()

@@ -29,9 +29,10 @@ extension Margin {
             let library = try global.openLibrary()
             let selected = try await library.resolveAll(books)
             installInterruptHandler(global)
+            let progress = TerminalProgress.make(global)
             let outcomes = await library.refresh(
                 selected, keepOld: keepOld, maxSize: limits.maxSize.bytes, timeout: limits.timeout,
-                progress: TerminalDownloadProgress.make(global))
+                progress: progress, observer: progress)
             try await global.show(outcomes) {
                 for outcome in outcomes where outcome.status != .failed {
                     Console.out(refreshLine(outcome))

@@ -148,7 +148,7 @@ extension Margin {
                 do {
                     let path = try await library.ensureCached(
                         book, maxSize: limits.maxSize.bytes, timeout: limits.timeout,
-                        progress: TerminalDownloadProgress.make(global))
+                        progress: TerminalProgress.make(global))
                     fetched.add(["book": String(book.id ?? 0), "file": path]) {
                         Console.out("\(book.id ?? 0)  \(book.title): \(path)")
                     }

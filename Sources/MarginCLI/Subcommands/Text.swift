@@ -60,8 +60,9 @@ extension Margin {
             try ocr.apply()
             let library = try global.openLibrary()
             let selected = try await library.resolveAll(books)
+            let progress = TerminalProgress.make(global)
             let done = try await library.reindex(
-                selected, progress: ProgressBar(label: "indexing", global: global).callback)
+                selected, progress: progress?.counter("indexing"), observer: progress)
             for book in done { try await noteIllegiblePages(book, library, global) }
             try await global.show(
                 done.map {

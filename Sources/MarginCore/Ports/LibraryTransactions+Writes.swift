@@ -112,6 +112,17 @@ extension LibraryTransactions where Self: LibraryStore {
         }
     }
 
+    public func checkMayKeepRecognized(of sha256: String) async throws {
+        // A page kept and taken back: the store says no as it would to the real pages.
+        do {
+            try await repository.write { store in
+                var probe = OCRPage(sha256: sha256, page: 0, words: [], engine: "", languages: "", dpi: 0)
+                try store.upsert(&probe)
+                throw ProbeTakenBack()
+            }
+        } catch is ProbeTakenBack {}
+    }
+
     public func replaceText(ofBook id: Int64, with text: PagesText, now: Date) async throws -> Book? {
         try await repository.write { store in
             guard var book = try store.find(Book.self, id: id) else { return nil }
@@ -340,3 +351,6 @@ private func insertNew<M: Model>(_ models: [M], _ store: any StoreWriter) throws
     }
     return added
 }
+
+/// Thrown to roll back a write made only to hear whether the store accepts it.
+private struct ProbeTakenBack: Error {}

@@ -47,6 +47,10 @@ public protocol LibraryTransactions: Sendable {
     /// Keeps what OCR read on pages of the PDF `sha256` (each page replacing what was kept for
     /// it), before the book's text is replaced: work that an interruption doesn't lose.
     func keepRecognized(_ pages: [OCRPage], of sha256: String) async throws
+    /// Throws the store's refusal when this user may not keep what OCR reads on the PDF
+    /// `sha256` (in a team library, who may change the book's text); writes nothing. Asked
+    /// before minutes of reading, not after them.
+    func checkMayKeepRecognized(of sha256: String) async throws
     /// Changes an annotation (`change` edits it in memory); its `updatedAt` becomes `now`.
     func updateAnnotation<M: Annotation>(
         _ type: M.Type, id: Int64, now: Date, _ change: @escaping @Sendable (inout M) -> Void

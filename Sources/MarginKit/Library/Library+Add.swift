@@ -108,9 +108,11 @@ enum InputKind: Equatable {
 
 extension Library {
     /// Adds each input (URL or path), up to `jobs` at a time. One input's failure doesn't stop
-    /// the others; the outcomes come back in input order.
+    /// the others; the outcomes come back in input order. `observer` is told as pages are read
+    /// from their image, by input.
     public func add(
-        _ inputs: [String], options: AddOptions, jobs: Int = 4, progress: (any DownloadProgress)? = nil
+        _ inputs: [String], options: AddOptions, jobs: Int = 4, progress: (any DownloadProgress)? = nil,
+        observer: (any RecognitionObserver)? = nil
     ) async -> [AddOutcome] {
         var configured = Fetcher(store: blobs, maxSize: options.maxSize, downloader: downloader)
         configured.progress = progress
@@ -124,7 +126,8 @@ extension Library {
             defer { turns.finish(index) }
             do {
                 let (book, duplicate) = try await self.addOne(
-                    input, options: options, fetcher: fetcher, turn: { await turns.wait(for: index) })
+                    input, options: options, fetcher: fetcher, observer: observer,
+                    turn: { await turns.wait(for: index) })
                 return AddOutcome(input: input, book: book, duplicate: duplicate)
             } catch {
                 return AddOutcome(input: input, duplicate: false, error: error.localizedDescription, failure: error)
@@ -133,7 +136,8 @@ extension Library {
     }
 
     func addOne(
-        _ input: String, options: AddOptions, fetcher: Fetcher, turn: @Sendable () async -> Void = {}
+        _ input: String, options: AddOptions, fetcher: Fetcher, observer: (any RecognitionObserver)? = nil,
+        turn: @Sendable () async -> Void = {}
     ) async throws -> (BookInfo, Bool) {
         let kind = try InputKind(input)
         let staged: StagedFile
@@ -172,7 +176,8 @@ extension Library {
             : try extractText(
                 path: staged.path,
                 password: facts.needsPassword ? options.password ?? known.flatMap { try? password(of: $0) } : nil,
-                pageCount: facts.pages, known: try await recognizedPages(of: staged.sha256))
+                pageCount: facts.pages, known: try await recognizedPages(of: staged.sha256),
+                pagesRead: observer.pages(of: input))
         // Stored sealed; "" marks an encrypted PDF that opens without a password.
         let stored =
             facts.needsPassword

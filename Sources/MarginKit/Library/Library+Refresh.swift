@@ -33,7 +33,7 @@ extension Library {
     /// text indexed, and every highlight re-anchored (or marked orphaned), unless `keepOld`.
     public func refresh(
         _ books: [Book], keepOld: Bool, maxSize: Int64 = 1 << 30, timeout: Double? = nil,
-        progress: (any DownloadProgress)? = nil
+        progress: (any DownloadProgress)? = nil, observer: (any RecognitionObserver)? = nil
     ) async -> [RefreshOutcome] {
         let targets = books.isEmpty ? ((try? await allBooks()) ?? []) : books
         var fetcher = Fetcher(store: blobs, maxSize: maxSize, downloader: downloader)
@@ -42,7 +42,7 @@ extension Library {
         var outcomes = [RefreshOutcome]()
         for book in targets {
             do {
-                outcomes.append(try await refreshOne(book, keepOld: keepOld, fetcher: fetcher))
+                outcomes.append(try await refreshOne(book, keepOld: keepOld, fetcher: fetcher, observer: observer))
             } catch {
                 outcomes.append(
                     RefreshOutcome(
@@ -52,7 +52,9 @@ extension Library {
         return outcomes
     }
 
-    private func refreshOne(_ book: Book, keepOld: Bool, fetcher: Fetcher) async throws -> RefreshOutcome {
+    private func refreshOne(
+        _ book: Book, keepOld: Bool, fetcher: Fetcher, observer: (any RecognitionObserver)?
+    ) async throws -> RefreshOutcome {
         let id = book.id ?? 0
         let sources = try await repository.read { store in
             try store.fetch(
@@ -95,16 +97,17 @@ extension Library {
                         book: id, title: book.title, status: .unchanged, source: redactedURL(source.url),
                         sha256: book.sha256)
                 }
-                return try await storeNewVersion(book, staged: staged, source: source, keepOld: keepOld)
+                return try await storeNewVersion(
+                    book, staged: staged, source: source, keepOld: keepOld, observer: observer)
             }
         }
         return RefreshOutcome(
             book: id, title: book.title, status: .failed, error: failures.joined(separator: "; "))
     }
 
-    private func storeNewVersion(_ book: Book, staged: StagedFile, source: Source, keepOld: Bool) async throws
-        -> RefreshOutcome
-    {
+    private func storeNewVersion(
+        _ book: Book, staged: StagedFile, source: Source, keepOld: Bool, observer: (any RecognitionObserver)?
+    ) async throws -> RefreshOutcome {
         let id = book.id ?? 0
         let facts = try checkPDF(
             head: staged.head, tail: staged.tail, count: staged.bytes, path: staged.path,
@@ -113,7 +116,8 @@ extension Library {
         let extracted = try extractText(
             path: staged.path, password: try password(of: book), pageCount: facts.pages,
             known: try await recognizedPages(of: staged.sha256),
-            similar: try await recognizedPages(ofOtherFilesOf: book, except: staged.sha256))
+            similar: try await recognizedPages(ofOtherFilesOf: book, except: staged.sha256),
+            pagesRead: observer.pages(of: book.title))
         // Placing the file and recording it is one step an interrupt can't split.
         let counts = try await Interruption.critical { () async throws -> AnchorCounts? in
             let placedNew = try blobs.place(staged.path, sha256: staged.sha256)

@@ -10,20 +10,23 @@ public struct PageTextOutput: Sendable, Encodable {
 extension Library {
     /// Re-extracts and re-indexes the text of the given books (all when empty), several books
     /// at a time so that small books keep every core busy too. `progress` is called after each
-    /// book with (done, total). Each book is replaced in one transaction.
-    public func reindex(_ books: [Book], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [Book] {
+    /// book with (done, total), `observer` as pages are read from their image. Each book is
+    /// replaced in one transaction.
+    public func reindex(
+        _ books: [Book], progress: (@Sendable (Int, Int) -> Void)? = nil, observer: (any RecognitionObserver)? = nil
+    ) async throws -> [Book] {
         let targets = books.isEmpty ? try await allBooks() : books
         let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
         return try await targets.concurrentMap(width: width, finished: { progress?($0, targets.count) }) { book in
-            try await self.reindexOne(book)
+            try await self.reindexOne(book, observer: observer)
         }
     }
 
-    private func reindexOne(_ book: Book) async throws -> Book {
+    private func reindexOne(_ book: Book, observer: (any RecognitionObserver)?) async throws -> Book {
         let path = try await ensureCached(book)
         let extracted = try extractText(
             path: path, password: try password(of: book), pageCount: book.pages,
-            known: try await recognizedPages(of: book.sha256))
+            known: try await recognizedPages(of: book.sha256), pagesRead: observer.pages(of: book.title))
         return try await database.replaceText(ofBook: book.id ?? -1, with: extracted, now: Date()) ?? book
     }
 

@@ -17,9 +17,11 @@ public enum PopplerIsolation {
 
     /// Runs in the child: reads requests on stdin until it ends, and answers each on stdout.
     ///
-    /// A request: the page count, the path and the password (empty for none), each field a
-    /// 4-byte little-endian length and its UTF-8 bytes. An answer: a status byte, 0 for the text
-    /// (then each page as a length and its bytes) or 1 for an error (then its message).
+    /// A request: the page count, the path, the password (empty for none) and what to read from
+    /// the pages' images (`OCRRequest`), each field a 4-byte little-endian length and its UTF-8
+    /// bytes. An answer: a status byte, 0 for the text (then each page as a length and its bytes,
+    /// and what else was read as JSON) or 1 for an error (then its message); before it, as pages
+    /// are read from their image, any number of 2s, each followed by "read total".
     public static func runHelper(_ arguments: [String], configuration: Configuration) -> Int32 {
         becomeChild(configuration)
         guard arguments.isEmpty else {
@@ -36,10 +38,17 @@ public enum PopplerIsolation {
             guard let ocrField = input.field(), let ocr = OCRRequest.decode(String(decoding: ocrField, as: UTF8.self))
             else { return 2 }
             var answer = FrameWriter()
+            let output = NSLock()
             do {
                 let extracted = try TextExtractor.extractInProcess(
                     path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers,
-                    ocr: ocr.settings, recognized: ocr.recognized, images: ocr.images)
+                    ocr: ocr.settings, recognized: ocr.recognized, images: ocr.images
+                ) { read, total in
+                    var note = FrameWriter()
+                    note.byte(2)
+                    note.field("\(read) \(total)")
+                    _ = output.withLock { note.flush(to: 1) }
+                }
                 answer.byte(0)
                 for page in extracted.pages { answer.field(page.text) }
                 let about = HelperAbout(guide: extracted.guide, found: extracted.found, ocr: extracted.ocr)
@@ -70,7 +79,7 @@ public enum PopplerIsolation {
     /// Has a child read the text of `path`, and reads the pages back.
     static func extract(
         helper: String, path: String, password: String?, pageCount: Int, configuration: Configuration,
-        recognized: Set<Int>, images: Set<String>
+        recognized: Set<Int>, images: Set<String>, pagesRead: TextExtractor.PagesRead?
     ) throws -> ExtractedText {
         let memoryLimit = configuration.popplerMemoryLimit
         var request = FrameWriter()
@@ -100,7 +109,7 @@ public enum PopplerIsolation {
             kill(pid, SIGKILL)
         }
         timer.resume()
-        let answer = child.output.answer(pageCount: pageCount)
+        let answer = child.output.answer(pageCount: pageCount, pagesRead: pagesRead)
         timer.cancel()
         guard let answer, !timedOut.isSet else {
             let status = child.end()
@@ -294,8 +303,15 @@ final class FrameReader: @unchecked Sendable {
         return Array(buffer[start + 4..<start + 4 + length])
     }
 
-    func answer(pageCount: Int) -> Answer? {
-        switch byte() {
+    func answer(pageCount: Int, pagesRead: TextExtractor.PagesRead? = nil) -> Answer? {
+        var status = byte()
+        while status == 2 {
+            guard let note = field() else { return nil }
+            let counts = String(decoding: note, as: UTF8.self).split(separator: " ").compactMap { Int($0) }
+            if counts.count == 2 { pagesRead?(counts[0], counts[1]) }
+            status = byte()
+        }
+        switch status {
         case 0:
             var texts = [String]()
             texts.reserveCapacity(pageCount)

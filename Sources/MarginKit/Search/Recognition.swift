@@ -146,12 +146,19 @@ final class RecognizerGate: @unchecked Sendable {
     }
 }
 
-/// How far `Library.recognize` is: pages read of those to read, and since when.
-public struct RecognitionProgress: Sendable {
-    public var book: Book
-    public var done: Int
-    public var total: Int
-    public var started: Date
+/// Told how reading pages from their image goes, book by book: a terminal's bar.
+public protocol RecognitionObserver: Sendable {
+    /// `read` of `total` pages of `name` (an input as given, or a book's title) are read from
+    /// their image; the last call for a book has `read == total`.
+    func recognizing(_ name: String, read: Int, total: Int)
+}
+
+extension Optional where Wrapped == any RecognitionObserver {
+    /// The observer told of `name`'s pages, as an extraction tells it.
+    func pages(of name: String) -> TextExtractor.PagesRead? {
+        guard let observer = self else { return nil }
+        return { read, total in observer.recognizing(name, read: read, total: total) }
+    }
 }
 
 extension Library {
@@ -162,12 +169,11 @@ extension Library {
     /// pages at a time, keeping what each run read before the next: an interruption loses at
     /// most the pages being read, and the same command goes on from there. Then the book's text
     /// is replaced with what was read, in one transaction.
-    public func recognize(
-        _ book: Book, progress: (@Sendable (RecognitionProgress) -> Void)? = nil
-    ) async throws -> Book {
+    public func recognize(_ book: Book, observer: (any RecognitionObserver)? = nil) async throws -> Book {
         let path = try await ensureCached(book)
         let password = try password(of: book)
         let settings = configuration.ocr
+        try await database.checkMayKeepRecognized(of: book.sha256)
         var known = try await recognizedPages(of: book.sha256)
         if settings.force { known.removeAll { settings.pages?.contains($0.page) ?? true } }
         // The pages to read, from the text layer of each.
@@ -179,8 +185,7 @@ extension Library {
             Recognition.wanted(
                 number, text: layer.pages[number - 1].text, settings: settings, known: knownPages)
         }
-        let started = Date()
-        progress?(RecognitionProgress(book: book, done: 0, total: wanted.count, started: started))
+        observer?.recognizing(book.title, read: 0, total: wanted.count)
         var done = 0
         for start in stride(from: 0, to: wanted.count, by: Self.recognitionBatch) {
             try Task.checkCancellation()
@@ -188,12 +193,14 @@ extension Library {
             var some = settings
             some.pages = Set(batch)
             some.force = true
-            let read = try extractText(path: path, password: password, pageCount: book.pages, ocr: some).ocr
+            let before = done
+            let read = try extractText(path: path, password: password, pageCount: book.pages, ocr: some) {
+                read, _ in observer?.recognizing(book.title, read: before + read, total: wanted.count)
+            }.ocr
             try await database.keepRecognized(read, of: book.sha256)
             known.removeAll { batch.contains($0.page) }
             known += read
             done += batch.count
-            progress?(RecognitionProgress(book: book, done: done, total: wanted.count, started: started))
         }
         // Every page read is known now: the text is made without reading any again.
         var all = settings

@@ -33,10 +33,10 @@ extension Library {
     /// says, except those `known` holds (read before, kept by the PDF's SHA-256: see
     /// `recognizedPages`), whose words are used again.
     /// `similar`: what was read on other files of the book (its other versions): a page drawn
-    /// as one of theirs takes its words.
+    /// as one of theirs takes its words. `pagesRead` is told as pages are read from their image.
     func extractText(
         path: String, password: String?, pageCount: Int, known: [OCRPage] = [], similar: [OCRPage] = [],
-        ocr: OCRSettings? = nil
+        ocr: OCRSettings? = nil, pagesRead: TextExtractor.PagesRead? = nil
     ) throws -> ExtractedText {
         var configuration = self.configuration
         if let ocr { configuration.ocr = ocr }
@@ -47,7 +47,7 @@ extension Library {
         do {
             text = try TextExtractor.extract(
                 path: path, password: password, pageCount: pageCount, configuration: configuration,
-                recognized: Set(reused.map(\.page)), images: Set(byImage.keys))
+                recognized: Set(reused.map(\.page)), images: Set(byImage.keys), pagesRead: pagesRead)
         } catch MarginError.popplerLimit where configuration.ocr.mode != .never {
             // Reading the pages' images stopped the child (a hostile image, past its limits): the
             // book's own text is still read, and its scanned pages stay without text.
@@ -95,35 +95,37 @@ enum TextExtractor {
     /// executable offers one (`PopplerIsolation`), else here.
     static func extract(
         path: String, password: String?, pageCount: Int, configuration: Configuration, recognized: Set<Int> = [],
-        images: Set<String> = []
+        images: Set<String> = [], pagesRead: PagesRead? = nil
     ) throws -> ExtractedText {
         if let helper = configuration.extractionHelper {
             return try PopplerIsolation.extract(
                 helper: helper, path: path, password: password, pageCount: pageCount, configuration: configuration,
-                recognized: recognized, images: images)
+                recognized: recognized, images: images, pagesRead: pagesRead)
         }
         return try extractInProcess(
             path: path, password: password, pageCount: pageCount, workers: configuration.extractWorkers,
-            ocr: configuration.ocr, recognized: recognized, images: images)
+            ocr: configuration.ocr, recognized: recognized, images: images, pagesRead: pagesRead)
     }
 
+    /// Told as a book's pages are read from their image: (pages read, pages to read).
+    typealias PagesRead = @Sendable (Int, Int) -> Void
+
+    /// The text of every page, read here: first each page's own text, on all cores; then the
+    /// pages without a usable one (as `ocr` says) from their image, one page at a time to each
+    /// worker, telling `pagesRead` after each.
     static func extractInProcess(
         path: String, password: String?, pageCount: Int, workers: Int? = nil, ocr: OCRSettings = OCRSettings(),
-        recognized: Set<Int> = [], images: Set<String> = []
+        recognized: Set<Int> = [], images: Set<String> = [], pagesRead: PagesRead? = nil
     ) throws -> ExtractedText {
         guard pageCount > 0 else { return ExtractedText(pages: []) }
-        let preferred = workers
         // Each worker opens the document, and poppler holds a document's whole page tree (about
         // 1.7 KB a page): a very long book is read by one worker, so memory stays that of one.
         let cores = pageCount > Self.longBook ? 1 : ProcessInfo.processInfo.activeProcessorCount
-        // Some pages to recognize, side by side (`margin ocr`): one page at a time to each worker.
-        let run = ocr.pages == nil ? chunk : 1
-        let count = max(1, min(preferred ?? cores, (pageCount + run - 1) / run, 16))
-        let queue = ChunkQueue(pageCount: pageCount, chunk: run)
+        let count = max(1, min(workers ?? cores, (pageCount + chunk - 1) / chunk, 16))
+        let queue = ChunkQueue(pageCount: pageCount, chunk: chunk)
         let results = WorkerResults(count: count)
         let about = AboutSlot()
-        let gate = RecognizerGate(ocr)
-        let recognizedNow = OCRResults()
+        let toRecognize = PageList()
         // Read from a mapping unless it needs a password (see `PDFEngine.open(mapped:)`).
         let engine = PDFEngines.current
         let mapped = password == nil ? engine.map(path: path, limit: Self.mappedUpTo) : nil
@@ -131,6 +133,7 @@ enum TextExtractor {
             if let mapped { return try engine.open(mapped: mapped) }
             return try engine.open(path: path, password: password)
         }
+        let firstPages = 1...MetadataDetector.firstPages
         DispatchQueue.concurrentPerform(iterations: count) { worker in
             do {
                 var document = try open()
@@ -144,40 +147,29 @@ enum TextExtractor {
                         read = 0
                     }
                     read += range.count
-                    var firstLines = [TextLine]()
-                    var firstHeight = 0.0
+                    var first: (any PDFPage)?
                     for number in range {
                         // A damaged page has no text to give; the rest of the book still does.
                         var page = PageText(bookId: 0, number: number, text: "")
                         do {
                             let loaded = try document.page(number)
                             page.text = loaded.readingTextOnly()
-                            if Recognition.wanted(number, text: page.text, settings: ocr, known: recognized),
-                                let words = try Recognition.readOrSkip(
-                                    loaded, languages: ocr.languages, gate: gate, images: images)
-                            {
-                                page.text = words.readingText.text
-                                recognizedNow.add(words)
-                                if number == 1 { firstLines = words.textLines(pageHeight: loaded.size.height) }
-                            }
                             page.label = loaded.label
-                            if number == 1 {
-                                if firstLines.isEmpty { firstLines = loaded.textLines() }
-                                firstHeight = loaded.size.height
+                            if number == 1 { first = loaded }
+                            if Recognition.wanted(number, text: page.text, settings: ocr, known: recognized) {
+                                toRecognize.add(number)
                             }
                         } catch PDFError.pageUnreadable {}
                         pages.append(page)
                     }
-                    // The run with page 1 (and 2) also reads what the document says it is.
-                    if range.contains(1) {
-                        let firstText = pages.filter { $0.number <= MetadataDetector.firstPages }.map(\.text)
+                    // The run with the first pages also reads what the document says it is, unless
+                    // they are to be read from their image first (then it is read after them).
+                    if range.contains(1), !firstPages.contains(where: toRecognize.contains) {
+                        let firstText = pages.filter { firstPages.contains($0.number) }.map(\.text)
                         about.set(
-                            outline: completedOutline(document.outline(), path: path, password: password).map {
-                                OutlineItem(title: $0.title, page: $0.page, level: $0.level)
-                            },
-                            found: MetadataDetector.detect(
-                                document, firstPage: firstLines, pageHeight: firstHeight,
-                                firstText: firstText.joined(separator: "\n")))
+                            describe(
+                                document, first: first, recognized: nil, firstText: firstText, path: path,
+                                password: password))
                     }
                 }
                 results.set(worker, .success(pages))
@@ -192,12 +184,79 @@ enum TextExtractor {
             pages += try result.get()
         }
         pages.sort { $0.number < $1.number }
+        let read = try recognize(
+            toRecognize.sorted(), open: open, settings: ocr, images: images, workers: min(workers ?? cores, 16),
+            pagesRead: pagesRead)
+        for words in read where words.page <= pages.count { pages[words.page - 1].text = words.readingText.text }
+        if !about.isSet {
+            let document = try open()
+            let first = try? document.page(1)
+            let firstText = pages.filter { firstPages.contains($0.number) }.map(\.text)
+            about.set(
+                describe(
+                    document, first: first, recognized: read.first { $0.page == 1 }, firstText: firstText, path: path,
+                    password: password))
+        }
         let (outline, found) = about.get()
         let labels = pages.map { $0.label ?? "" }
         return ExtractedText(
             pages: pages,
             guide: BookGuide(bookId: 0, labels: labels.allSatisfy(\.isEmpty) ? nil : labels, outline: outline),
-            found: found, ocr: recognizedNow.all())
+            found: found, ocr: read)
+    }
+
+    /// The document's outline and what its first pages say it is; `recognized`: page 1's words
+    /// when it was read from its image.
+    private static func describe(
+        _ document: any PDFDocument, first: (any PDFPage)?, recognized: OCRPage?, firstText: [String], path: String,
+        password: String?
+    ) -> ([OutlineItem], FoundMetadata) {
+        let height = first?.size.height ?? 0
+        let lines = recognized.map { $0.textLines(pageHeight: height) } ?? first?.textLines() ?? []
+        let outline = completedOutline(document.outline(), path: path, password: password).map {
+            OutlineItem(title: $0.title, page: $0.page, level: $0.level)
+        }
+        return (
+            outline,
+            MetadataDetector.detect(
+                document, firstPage: lines, pageHeight: height, firstText: firstText.joined(separator: "\n"))
+        )
+    }
+
+    /// Reads `numbers` from their image, one page at a time to each of up to `workers` workers
+    /// (each with its own document), telling `pagesRead` after each page. Nothing when no
+    /// recognizer is there under `auto`.
+    private static func recognize(
+        _ numbers: [Int], open: @Sendable () throws -> any PDFDocument, settings: OCRSettings, images: Set<String>,
+        workers: Int, pagesRead: PagesRead?
+    ) throws -> [OCRPage] {
+        let gate = RecognizerGate(settings)
+        guard !numbers.isEmpty, try gate.engineName() != nil else { return [] }
+        let queue = ChunkQueue(pages: numbers)
+        let count = max(1, min(workers, numbers.count))
+        let results = OCRResults()
+        let failure = FirstFailure()
+        pagesRead?(0, numbers.count)
+        DispatchQueue.concurrentPerform(iterations: count) { _ in
+            do {
+                let document = try open()
+                while let number = queue.nextPage() {
+                    do {
+                        if let words = try Recognition.readOrSkip(
+                            document.page(number), languages: settings.languages, gate: gate, images: images)
+                        {
+                            results.add(words)
+                        }
+                    } catch PDFError.pageUnreadable {}
+                    pagesRead?(results.done(), numbers.count)
+                }
+            } catch {
+                queue.cancel()
+                failure.set(error)
+            }
+        }
+        try failure.check()
+        return results.all()
     }
 }
 
@@ -207,12 +266,11 @@ private final class AboutSlot: @unchecked Sendable {
     private var outline = [OutlineItem]()
     private var found: FoundMetadata?
 
-    func set(outline: [OutlineItem], found: FoundMetadata) {
-        lock.lock()
-        self.outline = outline
-        self.found = found
-        lock.unlock()
+    func set(_ about: ([OutlineItem], FoundMetadata)) {
+        lock.withLock { (outline, found) = about }
     }
+
+    var isSet: Bool { lock.withLock { found != nil } }
 
     func get() -> ([OutlineItem], FoundMetadata?) {
         lock.lock()
@@ -221,16 +279,33 @@ private final class AboutSlot: @unchecked Sendable {
     }
 }
 
-/// Hands out runs of pages to workers until none are left.
+/// Hands out runs of pages (or pages of a list, one at a time) to workers until none are left.
 private final class ChunkQueue: @unchecked Sendable {
     private let lock = NSLock()
     private var cursor = 1
     private let pageCount: Int
     private let chunk: Int
+    private let list: [Int]
 
     init(pageCount: Int, chunk: Int) {
         self.pageCount = pageCount
         self.chunk = chunk
+        list = []
+    }
+
+    init(pages: [Int]) {
+        list = pages
+        pageCount = pages.count
+        chunk = 1
+    }
+
+    /// The next page of the list.
+    func nextPage() -> Int? {
+        lock.withLock {
+            guard cursor <= pageCount else { return nil }
+            cursor += 1
+            return list[cursor - 2]
+        }
     }
 
     func next() -> ClosedRange<Int>? {
@@ -309,6 +384,34 @@ private final class OCRResults: @unchecked Sendable {
     private let lock = NSLock()
     private var pages = [OCRPage]()
 
+    private var finished = 0
+
     func add(_ page: OCRPage) { lock.withLock { pages.append(page) } }
+    /// Counts one more page done (read or not); how many are.
+    func done() -> Int {
+        lock.withLock {
+            finished += 1
+            return finished
+        }
+    }
     func all() -> [OCRPage] { lock.withLock { pages.sorted { $0.page < $1.page } } }
+}
+
+/// Page numbers noted by several workers.
+private final class PageList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var numbers = Set<Int>()
+
+    func add(_ number: Int) { lock.withLock { _ = numbers.insert(number) } }
+    func contains(_ number: Int) -> Bool { lock.withLock { numbers.contains(number) } }
+    func sorted() -> [Int] { lock.withLock { numbers.sorted() } }
+}
+
+/// The first error of several workers.
+private final class FirstFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: (any Error)?
+
+    func set(_ error: any Error) { lock.withLock { if self.error == nil { self.error = error } } }
+    func check() throws { if let error = lock.withLock({ error }) { throw error } }
 }

@@ -140,6 +140,13 @@ let package = Package(
             dependencies: [],
             swiftSettings: strict
         ),
+        // HTML (Zotero's notes) and XML (XFDF) through libxml2's text reader, opened when first
+        // needed; XML without DTDs or entities.
+        .target(
+            name: "Markup",
+            dependencies: [],
+            swiftSettings: strict
+        ),
         // Optical character recognition: Tesseract 5's C API, opened when the first page is read.
         .target(
             name: "Tesseract",
@@ -183,6 +190,7 @@ let package = Package(
             dependencies: [
                 "MarginCore",
                 "QPDF",
+                "Markup",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict

@@ -8,7 +8,7 @@
 #                                    firefox-esr with marionette-driver)
 #   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF, OCRmyPDF)
 set -euo pipefail
-packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29 libtesseract-dev tesseract-ocr-eng)
+packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29 libxml2 libtesseract-dev tesseract-ocr-eng)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
     packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc tesseract-ocr)
 fi

@@ -148,10 +148,18 @@ public struct Margin: AsyncParsableCommand {
         var words = arguments[...]
         if words.first == "help" { words = words.dropFirst() }
         var path = ["margin"]
+        var group: (any ParsableCommand.Type)?
         while let word = words.first, !word.hasPrefix("-"), !level.isEmpty {
             guard let next = level.first(where: { $0.configuration.commandName == word }) else {
                 let names = level.compactMap { $0.configuration.commandName }
                 let close = names.map { ($0, editDistance($0, word)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+                // A group with a default command takes other words as that command's arguments
+                // ("margin import FILE.json"), unless one is a command's name mistyped.
+                if group?.configuration.defaultSubcommand != nil,
+                    close == nil || FileManager.default.fileExists(atPath: word)
+                {
+                    break
+                }
                 let hint = close.map { "; did you mean '\($0)'?" } ?? ""
                 throw PlainUsageError(
                     message:
@@ -159,6 +167,7 @@ public struct Margin: AsyncParsableCommand {
                 )
             }
             path.append(word)
+            group = next
             level = next.configuration.subcommands
             words = words.dropFirst()
         }

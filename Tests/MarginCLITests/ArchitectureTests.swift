@@ -19,6 +19,7 @@ import Testing
         "AsyncHTTPClient": ["MarginNetwork"],
         "Hummingbird": ["MarginServe"],
         "QPDF": ["MarginKit"],
+        "Markup": ["MarginKit"],
         "MarginSQLite": ["MarginCLI"],
         "MarginPostgres": ["margin-full"],
         "MarginNetwork": ["margin-full"],

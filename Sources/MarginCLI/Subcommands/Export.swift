@@ -150,56 +150,6 @@ extension Margin {
         var text: String
     }
 
-    struct Import: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "import",
-            abstract: "Merge a JSON export (backup) into the library.",
-            discussion: """
-                Books are matched by SHA-256 (a book not in the library is created and its PDF \
-                fetched from its sources when needed); annotations by UUID. Importing the same \
-                file twice changes nothing; when both sides changed an annotation, the newer \
-                updatedAt wins and it is counted as a conflict. Each annotation counts once as \
-                added, updated or unchanged; conflicts are counted among those. A book is also \
-                matched by its UUID and by the SHA-256 of each of its versions, so a backup made \
-                before a refresh imports into the same library. One transaction: a malformed file \
-                imports nothing and the error says where. --dry-run reports the counts only.
-                """
-        )
-
-        @Argument(help: "The JSON file (- for stdin).") var file: String
-        @Flag(help: "Report what would change without writing.") var dryRun = false
-        @OptionGroup var global: GlobalOptions
-
-        func run() async throws {
-            let data: Data
-            if file == "-" {
-                data = FileHandle.standardInput.readDataToEndOfFile()
-            } else {
-                guard FileManager.default.fileExists(atPath: file) else { throw MarginError.noSuchFile(file) }
-                // A backup is notes; one this large is not a margin backup (and would be read whole).
-                if let size = try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int, size > 512 << 20 {
-                    throw MarginError.invalidArgument(
-                        "\(file) is \(formatBytes(Int64(size))): larger than any margin backup (512 MiB at most); nothing was imported"
-                    )
-                }
-                data = try Data(contentsOf: URL(fileURLWithPath: file))
-            }
-            let backup = try Library.parseBackup(data, name: file == "-" ? "stdin" : file)
-            let library = try global.openLibrary(creating: !dryRun)
-            let report = try await library.importBackup(backup, dryRun: dryRun)
-            try await global.show(report) {
-                let total = report.total
-                let verb = dryRun ? "would import" : "imported"
-                let annotations = total.added + total.updated + total.unchanged
-                let conflicts =
-                    total.conflicts == 0 ? "" : " (\(count(total.conflicts, "conflict")): the newer side kept)"
-                Console.out(
-                    "\(verb) \(count(annotations, "annotation")): \(total.added) added, \(total.updated) updated, \(total.unchanged) unchanged\(conflicts); "
-                        + "books: \(report.books.added) new, \(report.books.unchanged) known")
-            }
-        }
-    }
-
     struct ImportAnnotations: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "import-annotations",

@@ -74,11 +74,13 @@ public enum YearSource {
     public static let file = "file"
     /// Came with a backup: where it came from is not known; ranked as the document.
     public static let restored = "backup"
+    /// Came from a Zotero item's date: a reference manager's record, ranked as Crossref's.
+    public static let zotero = "zotero"
 
     public static func rank(_ source: String?) -> Int {
         switch source {
         case typed: return 4
-        case "crossref", "arxiv": return 3
+        case "crossref", "arxiv", zotero: return 3
         case file: return 1
         default: return 2
         }

@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import MarginCore
+import MarginKit
+import MarginSQLite
+
+extension Margin {
+    struct ImportCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Bring in a margin backup, a Zotero library, and what other tools hold.",
+            discussion: """
+                margin import FILE.json merges a backup (margin import backup FILE.json); \
+                margin import zotero takes in a Zotero data directory. Every import is \
+                idempotent: what came in before is matched, not added again, and what the other \
+                tool changed since is updated. --dry-run says what would change, and --json \
+                prints {added, updated, unchanged, conflicts, skipped: [{what, why}], books, \
+                highlights, memos, bookmarks}.
+                """,
+            subcommands: Margin.subcommands(of: ImportCommand.self),
+            defaultSubcommand: Backup.self
+        )
+
+        struct Backup: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "backup",
+                abstract: "Merge a JSON export (backup) into the library (also: margin import FILE.json).",
+                discussion: """
+                    Books are matched by SHA-256 (a book not in the library is created and its PDF \
+                    fetched from its sources when needed); annotations by UUID. Importing the same \
+                    file twice changes nothing; when both sides changed an annotation, the newer \
+                    updatedAt wins and it is counted as a conflict. Each annotation counts once as \
+                    added, updated or unchanged; conflicts are counted among those. A book is also \
+                    matched by its UUID and by the SHA-256 of each of its versions, so a backup made \
+                    before a refresh imports into the same library. One transaction: a malformed file \
+                    imports nothing and the error says where. --dry-run reports the counts only.
+                    """
+            )
+
+            @Argument(help: "The JSON file (- for stdin).") var file: String
+            @Flag(help: "Report what would change without writing.") var dryRun = false
+            @OptionGroup var global: GlobalOptions
+
+            func run() async throws {
+                let data: Data
+                if file == "-" {
+                    data = FileHandle.standardInput.readDataToEndOfFile()
+                } else {
+                    guard FileManager.default.fileExists(atPath: file) else { throw MarginError.noSuchFile(file) }
+                    // A backup is notes; one this large is not a margin backup (and would be read whole).
+                    if let size = try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int,
+                        size > 512 << 20
+                    {
+                        throw MarginError.invalidArgument(
+                            "\(file) is \(formatBytes(Int64(size))): larger than any margin backup (512 MiB at most); nothing was imported"
+                        )
+                    }
+                    data = try Data(contentsOf: URL(fileURLWithPath: file))
+                }
+                let backup = try Library.parseBackup(data, name: file == "-" ? "stdin" : file)
+                let library = try global.openLibrary(creating: !dryRun)
+                let report = try await library.importBackup(backup, dryRun: dryRun)
+                try await global.show(report) {
+                    let total = report.total
+                    let verb = dryRun ? "would import" : "imported"
+                    let annotations = total.added + total.updated + total.unchanged
+                    let conflicts =
+                        total.conflicts == 0 ? "" : " (\(count(total.conflicts, "conflict")): the newer side kept)"
+                    Console.out(
+                        "\(verb) \(count(annotations, "annotation")): \(total.added) added, \(total.updated) updated, \(total.unchanged) unchanged\(conflicts); "
+                            + "books: \(report.books.added) new, \(report.books.unchanged) known")
+                }
+            }
+        }
+
+        struct Zotero: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "zotero",
+                abstract: "Take in a Zotero library: its PDFs, their annotations, notes, collections and tags.",
+                discussion: """
+                    DIR is Zotero's data directory (default ~/Zotero), the folder holding \
+                    zotero.sqlite and storage/. It is never changed: the database is copied and \
+                    the copy read, so Zotero may be running.
+
+                    Each PDF attachment becomes a book, described by its parent item (title, \
+                    creators, year, DOI, publication, publisher, citation key from its field or \
+                    an Extra line "Citation Key: …"), filed in the folder of its collection \
+                    (nested: Thesis/Chapter 2; a group's under the group's name) with its tags. \
+                    Highlights and underlines become highlights with their rects, comment, \
+                    colour and author; note and text annotations memos on their page; the \
+                    parent's notes memos on the book (as Markdown). Image and ink annotations, \
+                    items in the trash and files margin can't reach are skipped, each with its \
+                    reason.
+
+                    Running it again adds only what is new and updates what Zotero changed since \
+                    (a book or annotation changed in margin later than in Zotero stays as it is, \
+                    counted as a conflict). All libraries are read, the user's and every group's; \
+                    --group picks one group by name or id.
+                    """
+            )
+
+            @Argument(help: "Zotero's data directory (default ~/Zotero).") var directory: String?
+            @Option(help: ArgumentHelp("Only this group library (its name or numeric id).", valueName: "NAME|ID"))
+            var group: String?
+            @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+            @OptionGroup var global: GlobalOptions
+
+            func run() async throws {
+                let directory =
+                    self.directory
+                    ?? (FileManager.default.homeDirectoryForCurrentUser.path as NSString)
+                    .appendingPathComponent("Zotero")
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue
+                else { throw MarginError.noSuchFile(directory) }
+                let library = try global.openLibrary(creating: !dryRun)
+                let progress = TerminalProgress.make(global)
+                let report = try await library.importZotero(
+                    directory: directory, reader: ZoteroDatabase(), group: group, dryRun: dryRun, observer: progress)
+                try await global.show(report) { showInterchange(report) }
+            }
+        }
+    }
+}
+
+/// An import's report for a person: what came in, then what was left out and why.
+func showInterchange(_ report: InterchangeReport) {
+    let verb = report.dryRun ? "would import" : "imported"
+    func line(_ name: String, _ counts: MergeCounts) -> String {
+        var parts = ["\(counts.added) added", "\(counts.updated) updated", "\(counts.unchanged) unchanged"]
+        if counts.conflicts > 0 { parts.append("\(counts.conflicts) differed (the newer side kept)") }
+        return "  \(padded(name, 11)) " + parts.joined(separator: ", ")
+    }
+    Console.out("\(verb):")
+    Console.out(line("books", report.books))
+    Console.out(line("highlights", report.highlights))
+    Console.out(line("memos", report.memos))
+    if report.bookmarks != MergeCounts() { Console.out(line("bookmarks", report.bookmarks)) }
+    if !report.skipped.isEmpty {
+        Console.out("skipped \(report.skipped.count):")
+        for skipped in report.skipped { Console.out("  \(terminalSafe(skipped.what)): \(skipped.why)") }
+    }
+}

@@ -15,7 +15,7 @@ extension Margin {
                 idempotent: what came in before is matched, not added again, and what the other \
                 tool changed since is updated. --dry-run says what would change, and --json \
                 prints {added, updated, unchanged, conflicts, skipped: [{what, why}], books, \
-                highlights, memos, bookmarks}.
+                highlights, memos, bookmarks}: the first four count annotations, books apart.
                 """,
             subcommands: Margin.subcommands(of: ImportCommand.self),
             defaultSubcommand: Backup.self
@@ -124,7 +124,7 @@ extension Margin {
 }
 
 /// An import's report for a person: what came in, then what was left out and why.
-func showInterchange(_ report: InterchangeReport) {
+func showInterchange(_ report: ImportReport) {
     let verb = report.dryRun ? "would import" : "imported"
     func line(_ name: String, _ counts: MergeCounts) -> String {
         var parts = ["\(counts.added) added", "\(counts.updated) updated", "\(counts.unchanged) unchanged"]

@@ -1,21 +1,37 @@
 import Foundation
 import MarginCore
 
-/// What an import did (or, with --dry-run, would do), per kind and in total.
+/// What an import did (or, with --dry-run, would do), per kind and in total: added, updated
+/// (the incoming copy was newer), unchanged, and conflicts (both differed; the newer kept,
+/// counted among the others); and what was left out, and why (imports from other tools).
 public struct ImportReport: Sendable, Encodable, Equatable {
     public typealias Counts = MergeCounts
+
+    public struct Skipped: Sendable, Encodable, Equatable {
+        /// What it is, in the other tool's words ("annotation ABCD2345 (ink) of …").
+        public var what: String
+        public var why: String
+
+        public init(what: String, why: String) {
+            self.what = what
+            self.why = why
+        }
+    }
 
     public var books = Counts()
     public var bookmarks = Counts()
     public var highlights = Counts()
     public var memos = Counts()
+    public var skipped = [Skipped]()
     public var dryRun = false
+
+    public init() {}
 
     /// Annotations only (books are reported apart).
     public var total: Counts { bookmarks + highlights + memos }
 
     enum CodingKeys: String, CodingKey {
-        case added, updated, unchanged, conflicts, books, bookmarks, highlights, memos, dryRun
+        case added, updated, unchanged, conflicts, skipped, books, bookmarks, highlights, memos, dryRun
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -24,12 +40,15 @@ public struct ImportReport: Sendable, Encodable, Equatable {
         try c.encode(total.updated, forKey: .updated)
         try c.encode(total.unchanged, forKey: .unchanged)
         try c.encode(total.conflicts, forKey: .conflicts)
+        try c.encode(skipped, forKey: .skipped)
         try c.encode(books, forKey: .books)
         try c.encode(bookmarks, forKey: .bookmarks)
         try c.encode(highlights, forKey: .highlights)
         try c.encode(memos, forKey: .memos)
         try c.encode(dryRun, forKey: .dryRun)
     }
+
+    mutating func skip(_ what: String, _ why: String) { skipped.append(Skipped(what: what, why: why)) }
 }
 
 extension Library {

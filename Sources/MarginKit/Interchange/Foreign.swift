@@ -2,54 +2,6 @@ import Foundation
 import MarginCore
 import Markup
 
-/// What an import from another tool did (or, with --dry-run, would do): books and each kind of
-/// annotation added, updated (the other tool's copy was newer), unchanged or in conflict (the
-/// library's copy was changed later: it stays), and what was left out, and why.
-public struct InterchangeReport: Sendable, Encodable, Equatable {
-    public struct Skipped: Sendable, Encodable, Equatable {
-        /// What it is, in the other tool's words ("annotation ABCD2345 (ink) on page 2 of …").
-        public var what: String
-        public var why: String
-
-        public init(what: String, why: String) {
-            self.what = what
-            self.why = why
-        }
-    }
-
-    public var books = MergeCounts()
-    public var bookmarks = MergeCounts()
-    public var highlights = MergeCounts()
-    public var memos = MergeCounts()
-    public var skipped = [Skipped]()
-    public var dryRun = false
-
-    public init() {}
-
-    /// Books and annotations together.
-    public var total: MergeCounts { books + bookmarks + highlights + memos }
-
-    enum CodingKeys: String, CodingKey {
-        case added, updated, unchanged, conflicts, skipped, books, bookmarks, highlights, memos, dryRun
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(total.added, forKey: .added)
-        try c.encode(total.updated, forKey: .updated)
-        try c.encode(total.unchanged, forKey: .unchanged)
-        try c.encode(total.conflicts, forKey: .conflicts)
-        try c.encode(skipped, forKey: .skipped)
-        try c.encode(books, forKey: .books)
-        try c.encode(bookmarks, forKey: .bookmarks)
-        try c.encode(highlights, forKey: .highlights)
-        try c.encode(memos, forKey: .memos)
-        try c.encode(dryRun, forKey: .dryRun)
-    }
-
-    mutating func skip(_ what: String, _ why: String) { skipped.append(Skipped(what: what, why: why)) }
-}
-
 /// An annotation as another tool keeps it, before it is placed in a book: a highlight (text,
 /// rects or both), a memo or a bookmark. `origin` names it for good in that tool ("zotero
 /// user ABCD2345"): its UUID here is made from it, so importing it again finds it.
@@ -76,7 +28,7 @@ extension Library {
     /// Places annotations from another tool in `book`: a highlight's text is what its rects
     /// cover when the tool kept none, and its context comes from the book's page text (for
     /// re-anchoring). What can't be placed is reported as skipped.
-    func place(_ foreign: [ForeignAnnotation], in book: Book, report: inout InterchangeReport) async throws
+    func place(_ foreign: [ForeignAnnotation], in book: Book, report: inout ImportReport) async throws
         -> (bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo])
     {
         let bookId = book.id ?? 0
@@ -156,7 +108,7 @@ extension Library {
     /// adding the counts to `report`; a dry run writes nothing.
     func merge(
         _ placed: [(book: Book, bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo])], dryRun: Bool,
-        report: inout InterchangeReport
+        report: inout ImportReport
     ) async throws {
         guard !placed.isEmpty else { return }
         let entries = placed.enumerated().map { index, entry in

@@ -14,7 +14,7 @@ extension Library {
     public func importZotero(
         directory: String, reader: any ZoteroReader, group: String? = nil, dryRun: Bool = false,
         observer: (any RecognitionObserver)? = nil
-    ) async throws -> InterchangeReport {
+    ) async throws -> ImportReport {
         let data = try readZoteroCopy(directory, reader: reader)
         var libraries = data.libraries
         if let group {
@@ -31,7 +31,7 @@ extension Library {
                         + (groups.isEmpty ? " (it has none)" : "; its groups: \(groups.joined(separator: ", "))"))
             }
         }
-        var report = InterchangeReport()
+        var report = ImportReport()
         report.dryRun = dryRun
         let plans = zoteroPlans(data, libraries: libraries, directory: directory, report: &report)
         var placed = [(book: Book, bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo])]()
@@ -176,7 +176,7 @@ extension Library {
     /// What to take in from the chosen libraries, attachment by attachment; what is left out goes
     /// to `report.skipped`.
     func zoteroPlans(
-        _ data: ZoteroData, libraries: [ZoteroData.Library], directory: String, report: inout InterchangeReport
+        _ data: ZoteroData, libraries: [ZoteroData.Library], directory: String, report: inout ImportReport
     ) -> [ZoteroPlan] {
         let chosen = Dictionary(libraries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let items = Dictionary(data.items.map { ($0.common.id, $0) }, uniquingKeysWith: { first, _ in first })

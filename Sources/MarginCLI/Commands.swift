@@ -44,7 +44,10 @@ extension Margin {
         Verb(H.self, [H.Add.self, H.List.self, H.Edit.self, H.Remove.self]),
         Verb(M.self, [M.Add.self, M.List.self, M.Edit.self, M.Remove.self], runsHere: true),
         Verb(Annotations.self, runsHere: true), Verb(Export.self),
-        Verb(ImportCommand.self, [ImportCommand.Backup.self, ImportCommand.Zotero.self]), Verb(ImportAnnotations.self),
+        Verb(
+            ImportCommand.self,
+            [ImportCommand.Backup.self, ImportCommand.Zotero.self, ImportCommand.KOReader.self]),
+        Verb(ImportAnnotations.self),
         Verb(DB.self, [DB.Init.self, DB.Status.self, DB.Check.self, DB.Copy.self, DB.Grant.self]), Verb(Serve.self),
     ]
 

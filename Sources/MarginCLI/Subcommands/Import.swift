@@ -123,6 +123,41 @@ extension Margin {
     }
 }
 
+extension Margin.ImportCommand {
+    struct KOReader: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "koreader",
+            abstract: "Take in KOReader's highlights and bookmarks from its sidecar files.",
+            discussion: """
+                Each PATH is a sidecar (metadata.pdf.lua) or a folder searched for them (KOReader \
+                keeps one in a BOOK.sdr folder beside each document, or under its docsettings \
+                folder). A sidecar goes to the book whose PDF has KOReader's partial MD5, else \
+                the one added from a file of the same name, else the one with its title. \
+                Highlights keep their text, note, colour, date and the boxes KOReader placed \
+                them with (or are found by their words when it kept none); page bookmarks keep \
+                their note as a label.
+
+                A sidecar is read as a Lua table literal, never run: one holding code is \
+                refused and nothing is imported. Running it again adds only what is new.
+                """
+        )
+
+        @Argument(help: "Sidecars or folders holding them.") var paths: [String]
+        @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+        @OptionGroup var global: GlobalOptions
+
+        func validate() throws {
+            guard !paths.isEmpty else { throw ValidationError("give the sidecars or folders to read") }
+        }
+
+        func run() async throws {
+            let library = try global.openLibrary()
+            let report = try await library.importKOReader(paths: paths, dryRun: dryRun)
+            try await global.show(report) { showInterchange(report) }
+        }
+    }
+}
+
 /// An import's report for a person: what came in, then what was left out and why.
 func showInterchange(_ report: ImportReport) {
     let verb = report.dryRun ? "would import" : "imported"
@@ -132,7 +167,7 @@ func showInterchange(_ report: ImportReport) {
         return "  \(padded(name, 11)) " + parts.joined(separator: ", ")
     }
     Console.out("\(verb):")
-    Console.out(line("books", report.books))
+    if report.books != MergeCounts() { Console.out(line("books", report.books)) }
     Console.out(line("highlights", report.highlights))
     Console.out(line("memos", report.memos))
     if report.bookmarks != MergeCounts() { Console.out(line("bookmarks", report.bookmarks)) }

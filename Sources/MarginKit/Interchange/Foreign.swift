@@ -17,9 +17,15 @@ struct ForeignAnnotation: Sendable {
     var text: String?
     /// In PDF points, `[x0, y0, x1, y1]`.
     var rects: [[Double]] = []
+    /// Or boxes measured from the page's top left, `[x, y, width, height]` (KOReader's).
+    var boxes: [[Double]] = []
     var note: String?
     var color: String?
     var author: String?
+    /// Words just before and after a highlight's text, when the tool keeps them: which of
+    /// several occurrences it is.
+    var prefix: String?
+    var suffix: String?
     var created: Date
     var modified: Date
 }
@@ -39,6 +45,15 @@ extension Library {
             try await pageTexts(of: book).map { ($0.number, $0.text) }, uniquingKeysWith: { first, _ in first })
         var document: (any PDFDocument)?
         var recognized: [Int: OCRPage]?
+        /// A page of the book, readable (its OCR words when it was read from its image).
+        func load(_ number: Int) async throws -> any PDFPage {
+            if document == nil {
+                document = try PDFEngines.current.open(
+                    path: try await ensureCached(book), password: try password(of: book))
+            }
+            if recognized == nil { recognized = try await self.recognized(book) }
+            return readable(try document!.page(number), recognized ?? [:])
+        }
         for item in foreign {
             if let page = item.page, page < 1 || page > book.pages {
                 report.skip(item.what, "page \(page) is not in '\(book.title)' (\(count(book.pages, "page")))")
@@ -47,22 +62,46 @@ extension Library {
             let uuid = stableUUID(item.origin)
             switch item.kind {
             case .highlight:
-                guard let page = item.page else {
+                var rects = item.rects.filter { $0.count == 4 && $0.allSatisfy(\.isFinite) }
+                var text = item.text.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+                var page = item.page
+                if rects.isEmpty, let number = page {
+                    let boxes = item.boxes.filter { $0.count == 4 && $0.allSatisfy(\.isFinite) }
+                    if !boxes.isEmpty {
+                        let height = try await load(number).size.height
+                        rects = boxes.map { [$0[0], height - $0[1] - $0[3], $0[0] + $0[2], height - $0[1]] }
+                    }
+                }
+                if text.isEmpty, !rects.isEmpty, let number = page {
+                    let loaded = try await load(number)
+                    text = scalarString(SearchableText(loaded.text(in: rects.map(PDFRect.init(array:)))).cased)
+                } else if rects.isEmpty, !text.isEmpty {
+                    // Only the words: where they are on the page (or, with no page, in the book).
+                    let folded = foldedTerm(text)
+                    var candidates = page.map { [$0] } ?? []
+                    if page == nil { candidates = try await pages(of: book, holding: folded).map(\.number) }
+                    var best: (score: Int, page: Int, occurrence: PageLocator.Occurrence)?
+                    for number in candidates {
+                        let locator = PageLocator(
+                            number: number, text: texts[number] ?? "", page: try await load(number))
+                        for occurrence in locator.occurrences(of: folded, keepHyphens: text.contains("-")) {
+                            let score = contextScore(occurrence, prefix: item.prefix, suffix: item.suffix)
+                            if best.map({ score > $0.score }) ?? true { best = (score, number, occurrence) }
+                        }
+                    }
+                    guard let best else {
+                        report.skip(
+                            item.what,
+                            "'\(text.prefix(60))' is not in '\(book.title)'" + (page.map { " on page \($0)" } ?? ""))
+                        continue
+                    }
+                    page = best.page
+                    rects = best.occurrence.rects.map(\.array)
+                    text = best.occurrence.text
+                }
+                guard let page else {
                     report.skip(item.what, "a highlight without a page")
                     continue
-                }
-                let rects = item.rects.filter { $0.count == 4 && $0.allSatisfy(\.isFinite) }
-                var text = item.text.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
-                if text.isEmpty, !rects.isEmpty {
-                    if document == nil {
-                        document = try PDFEngines.current.open(
-                            path: try await ensureCached(book), password: try password(of: book))
-                    }
-                    if recognized == nil { recognized = try await self.recognized(book) }
-                    if let document, let recognized {
-                        let loaded = readable(try document.page(page), recognized)
-                        text = scalarString(SearchableText(loaded.text(in: rects.map(PDFRect.init(array:)))).cased)
-                    }
                 }
                 guard !text.isEmpty else {
                     report.skip(item.what, "it holds no text and no area with text under it")
@@ -123,6 +162,18 @@ extension Library {
     }
 }
 
+/// How well an occurrence's surroundings agree with the words a tool kept around it: the
+/// number of characters that match, next to the occurrence, on either side.
+private func contextScore(_ occurrence: PageLocator.Occurrence, prefix: String?, suffix: String?) -> Int {
+    func common<S: Sequence, T: Sequence>(_ a: S, _ b: T) -> Int
+    where S.Element == Unicode.Scalar, T.Element == Unicode.Scalar {
+        zip(a, b).prefix { $0 == $1 }.count
+    }
+    let before = prefix.map { common(foldedTerm($0).reversed(), foldedTerm(occurrence.prefix).reversed()) } ?? 0
+    let after = suffix.map { common(foldedTerm($0), foldedTerm(occurrence.suffix)) } ?? 0
+    return before + after
+}
+
 private func nonEmptyNote(_ text: String) -> String? {
     let note = normalizedLineEnds(text).trimmingCharacters(in: .whitespacesAndNewlines)
     return note.isEmpty ? nil : note
@@ -135,7 +186,7 @@ extension PDFRect {
 }
 
 /// A note written in HTML (Zotero's) as Markdown: paragraphs and headings as blocks, lists with
-/// their markers, bold, italics, code and links kept; anything else as its text.
+/// their markers, quotes, bold, italics, code and links kept; anything else as its text.
 func markdown(fromHTML html: String) throws -> String {
     let nodes: [Markup.Node]
     do { nodes = try Markup.html(html) } catch let error as MarkupError { throw MarginError.io(error.description) }
@@ -143,67 +194,87 @@ func markdown(fromHTML html: String) throws -> String {
     var lists = [(ordered: Bool, count: Int)]()
     var links = [String]()
     var quote = 0
-    func breakBlock() {
-        while output.hasSuffix(" ") { output.removeLast() }
-        if !output.isEmpty && !output.hasSuffix("\n\n") { output += output.hasSuffix("\n") ? "\n" : "\n\n" }
+    // A line just begun: its quote marks are written with what comes first on it.
+    var lineOpen = false
+    func emit(_ text: String) {
+        if lineOpen {
+            output += String(repeating: "> ", count: quote)
+            lineOpen = false
+        }
+        output += text
     }
-    func lineStart() -> String { String(repeating: "> ", count: quote) }
+    func newLine(blank: Bool) {
+        while output.hasSuffix(" ") { output.removeLast() }
+        guard !output.isEmpty else { return }
+        if blank {
+            if !output.hasSuffix("\n\n") { output += output.hasSuffix("\n") ? "\n" : "\n\n" }
+        } else if !output.hasSuffix("\n") {
+            output += "\n"
+        }
+        lineOpen = true
+    }
     for node in nodes {
         switch node {
-        case .start(let name, let attributes, let empty):
+        case .start(let name, let attributes, _):
             switch name {
-            case "p", "div", "pre", "table", "tr": breakBlock()
+            case "p", "div", "pre", "table", "tr": newLine(blank: true)
             case "h1", "h2", "h3", "h4", "h5", "h6":
-                breakBlock()
-                output += lineStart() + String(repeating: "#", count: Int(String(name.dropFirst())) ?? 1) + " "
+                newLine(blank: true)
+                emit(String(repeating: "#", count: Int(String(name.dropFirst())) ?? 1) + " ")
             case "ul", "ol":
-                breakBlock()
+                newLine(blank: true)
                 lists.append((name == "ol", 0))
             case "li":
-                if !output.isEmpty && !output.hasSuffix("\n") { output += "\n" }
+                newLine(blank: false)
                 let depth = String(repeating: "  ", count: max(0, lists.count - 1))
                 if var list = lists.popLast() {
                     list.count += 1
-                    output += lineStart() + depth + (list.ordered ? "\(list.count). " : "- ")
+                    emit(depth + (list.ordered ? "\(list.count). " : "- "))
                     lists.append(list)
                 } else {
-                    output += lineStart() + "- "
+                    emit("- ")
                 }
             case "blockquote":
-                breakBlock()
+                newLine(blank: true)
                 quote += 1
-                output += lineStart()
-            case "br": output += "\n" + lineStart()
-            case "strong", "b": output += "**"
-            case "em", "i": output += "*"
-            case "code": output += "`"
+                lineOpen = true
+            case "br":
+                newLine(blank: false)
+                lineOpen = true
+            case "strong", "b": emit("**")
+            case "em", "i": emit("*")
+            case "code": emit("`")
             case "a":
-                output += "["
+                emit("[")
                 links.append(attributes["href"] ?? "")
             default: break
             }
-            if empty, name != "br" { continue }
         case .text(let text):
             // HTML's white space: runs are one space.
             let collapsed = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            let leading = text.first?.isWhitespace == true && !output.isEmpty && !output.hasSuffix("\n")
-            let trailing = text.last?.isWhitespace == true && !collapsed.isEmpty
-            output += (leading ? " " : "") + collapsed + (trailing ? " " : "")
+            guard !collapsed.isEmpty else {
+                if !text.isEmpty, !lineOpen, !output.isEmpty, !output.hasSuffix(" "), !output.hasSuffix("\n") {
+                    output += " "
+                }
+                continue
+            }
+            let leading = text.first?.isWhitespace == true && !lineOpen && !output.isEmpty && !output.hasSuffix("\n")
+            emit((leading ? " " : "") + collapsed + (text.last?.isWhitespace == true ? " " : ""))
         case .end(let name):
             switch name {
-            case "p", "div", "pre", "table", "tr", "h1", "h2", "h3", "h4", "h5", "h6": breakBlock()
+            case "p", "div", "pre", "table", "tr", "h1", "h2", "h3", "h4", "h5", "h6": newLine(blank: true)
             case "ul", "ol":
                 _ = lists.popLast()
-                breakBlock()
+                newLine(blank: true)
             case "blockquote":
                 quote = max(0, quote - 1)
-                breakBlock()
-            case "strong", "b": output += "**"
-            case "em", "i": output += "*"
-            case "code": output += "`"
+                newLine(blank: true)
+            case "strong", "b": emit("**")
+            case "em", "i": emit("*")
+            case "code": emit("`")
             case "a":
                 let href = links.popLast() ?? ""
-                output += href.isEmpty ? "]" : "](\(href))"
+                emit(href.isEmpty ? "]" : "](\(href))")
             default: break
             }
         }

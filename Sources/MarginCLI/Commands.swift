@@ -46,7 +46,10 @@ extension Margin {
         Verb(Annotations.self, runsHere: true), Verb(Export.self),
         Verb(
             ImportCommand.self,
-            [ImportCommand.Backup.self, ImportCommand.Zotero.self, ImportCommand.KOReader.self]),
+            [
+                ImportCommand.Backup.self, ImportCommand.Zotero.self, ImportCommand.KOReader.self,
+                ImportCommand.WebAnnotations.self, ImportCommand.XFDF.self,
+            ]),
         Verb(ImportAnnotations.self),
         Verb(DB.self, [DB.Init.self, DB.Status.self, DB.Check.self, DB.Copy.self, DB.Grant.self]), Verb(Serve.self),
     ]

@@ -172,17 +172,20 @@ extension ReaderServer {
             let written = try await library.exportPDF(book, to: folder + "/annotated.pdf", force: true)
             data = try Data(contentsOf: URL(fileURLWithPath: written))
             type = "application/pdf"
-        case .markdown, .json, .csv, .bibtex:
+        default:
             data = Data(try await library.exportText([book], format: format).utf8)
             switch format {
             case .json: type = "application/json; charset=utf-8"
-            case .csv: type = "text/csv; charset=utf-8"
+            case .webAnnotation: type = "application/ld+json; profile=\"http://www.w3.org/ns/anno.jsonld\""
+            case .csv, .readwise: type = "text/csv; charset=utf-8"
             case .bibtex: type = "application/x-bibtex; charset=utf-8"
+            case .xfdf: type = "application/vnd.adobe.xfdf; charset=utf-8"
+            case .koreader: type = "text/x-lua; charset=utf-8"
             default: type = "text/markdown; charset=utf-8"
             }
         }
         var headers = HTTPFields()
-        let file = "\(slug(book.title)).\(format.fileExtension)"
+        let file = format == .koreader ? "metadata.pdf.lua" : "\(slug(book.title)).\(format.fileExtension)"
         headers[.contentDisposition] = "attachment; filename=\"\(file)\""
         return bytesResponse(data, type: type, headers: headers)
     }

@@ -35,6 +35,9 @@ import Testing
         }
 
         @discardableResult
+        func alice(_ arguments: [String]) throws -> RunResult { try run(aliceBox, aliceURL, arguments, ok: true) }
+
+        @discardableResult
         func bob(_ arguments: String...) throws -> RunResult { try run(bobBox, bobURL, arguments, ok: true) }
 
         func bobFails(_ arguments: String...) throws -> RunResult { try run(bobBox, bobURL, arguments, ok: false) }

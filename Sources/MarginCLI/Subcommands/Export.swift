@@ -43,7 +43,9 @@ extension Margin {
 
         @Argument(help: "The books.") var books: [String] = []
         @Flag(help: "Every book in the library.") var all = false
-        @Option(help: "markdown, json, csv, pdf or bibtex.") var format: ExportFormat
+        @Option(
+            help: "markdown, json, csv, pdf, bibtex, web-annotation, xfdf, koreader, obsidian or readwise.")
+        var format: ExportFormat
         @Option(
             name: [.customShort("o"), .long],
             help: ArgumentHelp("The output file (or folder for several books).", valueName: "PATH"))
@@ -60,6 +62,10 @@ extension Margin {
             if all && !books.isEmpty { throw ValidationError("give either BOOK... or --all, not both") }
             if !all && books.isEmpty { throw ValidationError("give the books to export, or --all") }
             if output == "-" && format == .pdf { throw ValidationError("a PDF can't go to stdout; give -o FILE") }
+            if format.writesFolder && (output == nil || output == "-") {
+                let what = format == .koreader ? "a BOOK.sdr folder per book" : "a note per book"
+                throw ValidationError("--format \(format.rawValue) writes a folder (\(what)): give -o FOLDER")
+            }
         }
 
         func run() async throws {
@@ -69,6 +75,11 @@ extension Margin {
             if selected.isEmpty { throw MarginError.emptyLibrary }
             let toFolder = output.map(isFolder) ?? false
             let named = output != nil && output != "-"
+            if let folder = output,
+                format.writesFolder || (format == .xfdf && named && (selected.count > 1 || toFolder))
+            {
+                return try await report(try await writeFiles(selected, to: folder, library))
+            }
             let perBook =
                 (format == .pdf && (selected.count > 1 || toFolder))
                 || (format == .markdown && named && (selected.count > 1 || toFolder))
@@ -113,6 +124,34 @@ extension Margin {
             try await global.show(TextExport(format: format.rawValue, books: selected.compactMap(\.id), text: text)) {
                 write()
             }
+        }
+
+        /// Writes an export made of a file (or folder) per book into `folder`, all or nothing.
+        private func writeFiles(_ books: [Book], to folder: String, _ library: Library) async throws -> [String] {
+            try makeOutputFolder(folder)
+            // Each book's name: KOReader finds a sidecar by its document's name; a note is
+            // named by its title. Two books of one name are told apart by their ids.
+            var names = [Int64: String]()
+            for book in books {
+                let name =
+                    format == .koreader
+                    ? try await library.documentName(book) ?? slug(book.title)
+                    : book.title.map { "/\\:*?\"<>|#^[]".contains($0) ? "-" : $0 }.reduce(into: "") { $0.append($1) }
+                names[book.id ?? 0] = String(name.prefix(120))
+            }
+            let counts = Dictionary(names.values.map { ($0.lowercased(), 1) }, uniquingKeysWith: +)
+            let exported = try await library.exportFiles(books, format: format) { book in
+                let name = names[book.id ?? 0] ?? slug(book.title)
+                return counts[name.lowercased(), default: 0] > 1 ? "\(name)-\(book.id ?? 0)" : name
+            }
+            let files = AtomicFiles(force: force)
+            for file in exported {
+                let path = folder + "/" + file.path
+                try makeOutputFolder((path as NSString).deletingLastPathComponent)
+                let data = Data(file.contents.utf8)
+                try files.stage(path, check: .bytes(data.count)) { try writeData(data, to: $0) }
+            }
+            return try files.commit()
         }
 
         private func fileName(_ book: Book, unique: Bool) -> String {

@@ -158,6 +158,81 @@ extension Margin.ImportCommand {
     }
 }
 
+extension Margin.ImportCommand {
+    struct WebAnnotations: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "web-annotations",
+            abstract: "Take in W3C Web Annotations (JSON-LD) or Hypothesis's export.",
+            discussion: """
+                FILE holds one annotation, an array of them, an AnnotationCollection or \
+                AnnotationPage (as margin export --format web-annotation writes), or \
+                Hypothesis's export. Each goes to the book its target names: by its web \
+                address, urn:sha256:… or DOI. A TextQuoteSelector's words are found in the \
+                book's text (on the page a FragmentSelector page=N names, else wherever the \
+                words and the text around them are); the body becomes the note. An annotation \
+                with a urn:uuid: id keeps that UUID, so an export comes back as itself.
+                """
+        )
+
+        @Argument(help: "The JSON file (- for stdin).") var file: String
+        @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let data = try readImportFile(file)
+            let library = try global.openLibrary()
+            let report = try await library.importWebAnnotations(
+                data, name: file == "-" ? "stdin" : file, dryRun: dryRun)
+            try await global.show(report) { showInterchange(report) }
+        }
+    }
+
+    struct XFDF: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "xfdf",
+            abstract: "Take in a book's annotations from XFDF (Acrobat, Foxit, Okular).",
+            discussion: """
+                Highlight, underline, strikeout and squiggly annotations become highlights (the \
+                text under their quad points), text and freetext notes memos on their page, with \
+                their colour, contents, author and dates. The XML is read strictly: a DOCTYPE or \
+                an entity is refused and nothing is imported.
+                """
+        )
+
+        @Argument(help: "The XFDF file (- for stdin).") var file: String
+        @Option(help: "The book the annotations are on.") var book: String
+        @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let data = try readImportFile(file)
+            let library = try global.openLibrary()
+            let target = try await library.resolve(book)
+            let report = try await library.importXFDF(
+                data, name: file == "-" ? "stdin" : file, into: target, dryRun: dryRun)
+            try await global.show(report) { showInterchange(report) }
+        }
+    }
+}
+
+/// A file to import (or stdin), refused past 512 MiB: notes, not documents.
+func readImportFile(_ file: String) throws -> Data {
+    if file == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: file, isDirectory: &isFolder) else {
+        throw MarginError.noSuchFile(file)
+    }
+    if isFolder.boolValue { throw MarginError.isDirectory(file) }
+    if let size = try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int, size > 512 << 20 {
+        throw MarginError.invalidArgument(
+            "\(file) is \(formatBytes(Int64(size))): larger than any annotation file (512 MiB at most); nothing was imported"
+        )
+    }
+    do { return try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+        throw MarginError.io("cannot read \(file): \(error.localizedDescription)")
+    }
+}
+
 /// An import's report for a person: what came in, then what was left out and why.
 func showInterchange(_ report: ImportReport) {
     let verb = report.dryRun ? "would import" : "imported"

@@ -5,16 +5,26 @@ import QPDF
 /// Formats for `margin export`.
 public enum ExportFormat: String, CaseIterable, Sendable {
     case markdown, json, csv, pdf, bibtex
+    case webAnnotation = "web-annotation"
+    case xfdf, koreader, obsidian, readwise
 
     public var fileExtension: String {
         switch self {
-        case .markdown: return "md"
-        case .json: return "json"
-        case .csv: return "csv"
+        case .markdown, .obsidian: return "md"
+        case .json, .webAnnotation: return "json"
+        case .csv, .readwise: return "csv"
         case .pdf: return "pdf"
         case .bibtex: return "bib"
+        case .xfdf: return "xfdf"
+        case .koreader: return "lua"
         }
     }
+
+    /// Formats written as a file (or folder) per book rather than one document for all.
+    public var isPerBook: Bool { self == .xfdf || self == .koreader || self == .obsidian }
+
+    /// Formats that write a folder (one sidecar folder, one note per book) whatever the count.
+    public var writesFolder: Bool { self == .koreader || self == .obsidian }
 }
 
 extension Library {
@@ -33,21 +43,22 @@ extension Library {
             format: Backup.formatName, version: Backup.currentVersion, exportedAt: isoDate(now), books: entries)
     }
 
-    /// The export of `books` as text (markdown, json, csv).
+    /// The export of `books` as text (markdown, json, csv, bibtex, web-annotation, readwise;
+    /// xfdf, koreader and obsidian of one book).
     public func exportText(_ books: [Book], format: ExportFormat) async throws -> String {
-        if format == .bibtex { return Citations.format(try await references(books), as: .bibtex) }
-        let backup = try await backup(books)
         switch format {
-        case .json:
-            return String(decoding: try ViewJSON.data(backup), as: UTF8.self) + "\n"
-        case .markdown:
-            return backup.books.map(markdown).joined(separator: "\n---\n\n")
-        case .csv:
-            return csv(backup.books)
-        case .pdf:
-            throw MarginError.invalidArgument("a PDF export is a file: give -o PATH")
-        case .bibtex:
-            return Citations.format(try await references(books), as: .bibtex)
+        case .json: return String(decoding: try ViewJSON.data(try await backup(books)), as: UTF8.self) + "\n"
+        case .markdown: return try await backup(books).books.map(markdown).joined(separator: "\n---\n\n")
+        case .csv: return csv(try await backup(books).books)
+        case .bibtex: return Citations.format(try await references(books), as: .bibtex)
+        case .webAnnotation: return try await webAnnotations(books)
+        case .readwise: return try await readwiseCSV(books)
+        case .xfdf, .koreader, .obsidian:
+            guard books.count == 1 else {
+                throw MarginError.invalidArgument("\(format.rawValue) is written a file per book: give -o FOLDER")
+            }
+            return try await exportFiles(books, format: format) { _ in "" }[0].contents
+        case .pdf: throw MarginError.invalidArgument("a PDF export is a file: give -o PATH")
         }
     }
 

@@ -10,6 +10,9 @@ struct ForeignAnnotation: Sendable {
 
     var kind: Kind
     var origin: String
+    /// The UUID the tool gave it, when it is margin's own (a round trip); else one is made
+    /// from `origin`.
+    var uuid: UUID?
     /// Where it is, for messages ("annotation ABCD2345").
     var what: String
     /// 1-based; nil for a memo on the whole book.
@@ -59,7 +62,7 @@ extension Library {
                 report.skip(item.what, "page \(page) is not in '\(book.title)' (\(count(book.pages, "page")))")
                 continue
             }
-            let uuid = stableUUID(item.origin)
+            let uuid = item.uuid ?? stableUUID(item.origin)
             switch item.kind {
             case .highlight:
                 var rects = item.rects.filter { $0.count == 4 && $0.allSatisfy(\.isFinite) }
@@ -140,6 +143,41 @@ extension Library {
                 bookmarks.append(bookmark)
             }
         }
+        // A tool that keeps no ids (KOReader, XFDF from elsewhere) hands back what the library
+        // has under other UUIDs: the same thing on the same page is that one, not a copy.
+        let held = (
+            highlights: try await self.highlights(of: book), memos: try await self.memos(of: book),
+            bookmarks: try await self.bookmarks(of: book)
+        )
+        for index in highlights.indices {
+            let new = highlights[index]
+            func same(_ old: Highlight, within tolerance: Double) -> Bool {
+                old.page == new.page && foldedTerm(old.text) == foldedTerm(new.text)
+                    && sameRects(old.rects, new.rects, within: tolerance)
+            }
+            if let kept = held.highlights.first(where: { $0.uuid == new.uuid }) {
+                // The same words in the same place: what margin worked out from them (rects
+                // written with fewer digits, the words around them) stays as it was.
+                if same(kept, within: 0.05) {
+                    highlights[index].text = kept.text
+                    highlights[index].rects = kept.rects
+                    highlights[index].prefix = kept.prefix
+                    highlights[index].suffix = kept.suffix
+                }
+            } else if let kept = held.highlights.first(where: { same($0, within: 2) }) {
+                highlights[index].uuid = kept.uuid
+            }
+        }
+        for index in memos.indices where !held.memos.contains(where: { $0.uuid == memos[index].uuid }) {
+            if let same = held.memos.first(where: { $0.page == memos[index].page && $0.text == memos[index].text }) {
+                memos[index].uuid = same.uuid
+            }
+        }
+        for index in bookmarks.indices where !held.bookmarks.contains(where: { $0.uuid == bookmarks[index].uuid }) {
+            if let same = held.bookmarks.first(where: { $0.page == bookmarks[index].page }) {
+                bookmarks[index].uuid = same.uuid
+            }
+        }
         return (bookmarks, highlights, memos)
     }
 
@@ -160,6 +198,11 @@ extension Library {
         report.highlights = report.highlights + merge.highlights
         report.memos = report.memos + merge.memos
     }
+}
+
+/// Whether two highlights' rects are the same to within `tolerance` points (or both absent).
+private func sameRects(_ a: [[Double]], _ b: [[Double]], within tolerance: Double) -> Bool {
+    a.count == b.count && zip(a, b).allSatisfy { zip($0, $1).allSatisfy { abs($0 - $1) <= tolerance } }
 }
 
 /// How well an occurrence's surroundings agree with the words a tool kept around it: the

@@ -123,9 +123,12 @@ extension Library {
                 "koreader", book.sha256, isHighlight ? "highlight" : "bookmark", entry["datetime"]?.string ?? "",
                 page.map { String(Int($0)) } ?? "", pos0?["x"]?.string ?? "", pos0?["y"]?.string ?? "",
             ].joined(separator: " ")
+            let memo = entry["margin_memo"] == .boolean(true)
             var item = ForeignAnnotation(
-                kind: isHighlight ? .highlight : .bookmark, origin: origin, what: what, page: page.map { Int($0) },
-                text: isHighlight ? text : nil, note: note, created: created, modified: modified)
+                kind: isHighlight ? .highlight : memo ? .memo : .bookmark, origin: origin, what: what,
+                page: page.map { Int($0) }, text: isHighlight ? text : nil, note: note, created: created,
+                modified: modified)
+            item.uuid = entry["margin_uuid"]?.string.flatMap(UUID.init(uuidString:))
             if isHighlight {
                 let color = entry["color"]?.string?.lowercased()
                 item.color = color.flatMap { koreaderColors[$0] } ?? color
@@ -135,7 +138,7 @@ extension Library {
                     else { return nil }
                     return [x, y, w, h]
                 }
-            } else if note == nil, let label = text, !label.hasPrefix("Page ") {
+            } else if !memo, note == nil, let label = text, !label.hasPrefix("Page ") {
                 item.note = label
             }
             found.append(item)

@@ -1,0 +1,305 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Annotations out in the formats other tools read, and back: W3C Web Annotations, XFDF,
+/// KOReader sidecars; Obsidian notes and Readwise's CSV out.
+@Suite struct InterchangeTests {
+    /// The PDFs: a passage over lines with words hyphenated at line ends, accents, Japanese.
+    static var pdfs: [String] {
+        [
+            Fixtures.pdf("prose.pdf"), Fixtures.pdf("mixed.pdf"),
+            (Fixtures.corpus ?? "") + "/real/camelot__twotables.pdf",
+        ]
+    }
+    static let needsCorpus = Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent")
+
+    /// A library with highlights across lines, over hyphenated words, accented and Japanese,
+    /// notes, colours, a bookmark and memos on a page and on a book.
+    static func annotated(_ run: ([String]) throws -> RunResult) throws {
+        _ = try run(["add", "-q"] + pdfs)
+        _ = try run([
+            "highlight", "add", "1", "--text", "the paying customers got shafted every now and then",
+            "--note", "across lines\nwith a second line", "--color", "green",
+        ])
+        _ = try run(["highlight", "add", "1", "--text", "applicative-order evaluation"])
+        _ = try run(["highlight", "add", "1", "--text", "computer is a machine", "--color", "#123456"])
+        _ = try run(["highlight", "add", "2", "--text", "crème brûlée", "--note", "café"])
+        _ = try run(["highlight", "add", "3", "--text", "株式会社極洋", "--note", "日本語のメモ"])
+        _ = try run(["bookmark", "add", "1", "2", "--label", "second page"])
+        _ = try run(["memo", "add", "1", "--page", "1", "a page memo\ntwo lines"])
+        _ = try run(["memo", "add", "2", "a memo on the whole book"])
+    }
+
+    /// What must come back: highlights (book, page, text, note, colour, author, rects to the
+    /// point), memos and bookmarks, each by book and page.
+    static func annotations(_ run: ([String]) throws -> RunResult) throws -> (
+        highlights: [String], memos: [String], bookmarks: [String]
+    ) {
+        func list(_ kind: String) throws -> [[String: Any]] {
+            try #require(try run([kind, "list", "--json"]).json() as? [[String: Any]])
+        }
+        let highlights = try list("highlight").map { h -> String in
+            let rects = (h["rects"] as? [[Double]] ?? []).map { $0.map { String(Int($0.rounded())) } }
+            return
+                "\(h["book"]!) p\(h["page"]!) \(h["text"]!) | \(h["note"] ?? "-") | \(h["color"]!) | \(h["author"] ?? "-") | \(rects)"
+        }.sorted()
+        let memos = try list("memo").map {
+            "\($0["book"]!) p\(($0["page"] as? Int).map(String.init) ?? "-") \($0["text"]!)"
+        }.sorted()
+        let bookmarks = try list("bookmark").map { "\($0["book"]!) p\($0["page"]!) \($0["label"] ?? "-")" }.sorted()
+        return (highlights, memos, bookmarks)
+    }
+
+    @Test(needsCorpus, arguments: ["web-annotation", "xfdf", "koreader"])
+    func annotationsGoOutAndComeBackTheSame(format: String) throws {
+        let source = Sandbox()
+        try Self.annotated { try source.ok($0) }
+        let before = try Self.annotations { try source.ok($0) }
+        let out = TemporaryFolder()
+        let path = out.path + "/export" + (format == "web-annotation" ? ".json" : "")
+        try source.ok("export", "--all", "--format", format, "-o", path)
+
+        let fresh = Sandbox()
+        try fresh.ok(["add", "-q"] + Self.pdfs)
+        func bringIn(_ box: Sandbox) throws -> [RunResult] {
+            switch format {
+            case "web-annotation": return [try box.ok("import", "web-annotations", path, "--json")]
+            case "koreader": return [try box.ok("import", "koreader", path, "--json")]
+            default:
+                let files = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+                #expect(files.count == 3, "\(files)")
+                return try ["Prose", "Mixed Bag"].enumerated().map { index, title in
+                    try box.ok("import", "xfdf", path + "/\(title).xfdf", "--book", "\(index + 1)", "--json")
+                } + [
+                    try box.ok(
+                        "import", "xfdf", path + "/" + files.first { $0.hasPrefix("（") }!, "--book", "3", "--json")
+                ]
+            }
+        }
+        _ = try bringIn(fresh)
+        let after = try Self.annotations { try fresh.ok($0) }
+        #expect(after.highlights == before.highlights)
+        switch format {
+        case "xfdf":
+            // XFDF holds annotations; a bookmark is not one.
+            #expect(after.memos == before.memos)
+            #expect(after.bookmarks.isEmpty)
+        case "koreader":
+            // KOReader keeps notes on pages; a memo on the whole book has no place there.
+            #expect(after.memos == before.memos.filter { !$0.contains("p- ") })
+            #expect(after.bookmarks == before.bookmarks)
+        default:
+            #expect(after.memos == before.memos)
+            #expect(after.bookmarks == before.bookmarks)
+        }
+        // Again, into that library and into the first: nothing added, nothing changed.
+        for box in [fresh, source] {
+            for result in try bringIn(box) {
+                let report = try #require(try result.json() as? [String: Any])
+                #expect(report["added"] as? Int == 0 && report["updated"] as? Int == 0, "\(format): \(result.stdout)")
+                #expect(report["conflicts"] as? Int == 0, "\(format): \(result.stdout)")
+            }
+        }
+        #expect(try Self.annotations { try source.ok($0) }.highlights == before.highlights)
+    }
+
+    /// The W3C export holds to the data model's MUST rules (the assertions of the W3C test
+    /// suite's annotationMusts, checked here in our own words).
+    @Test(needsCorpus) func theWebAnnotationExportKeepsTheModelsRules() throws {
+        let box = Sandbox()
+        try Self.annotated { try box.ok($0) }
+        let document = try #require(
+            try box.ok("export", "--all", "--format", "web-annotation").json() as? [String: Any])
+        #expect(document["@context"] as? String == "http://www.w3.org/ns/anno.jsonld")
+        #expect(document["type"] as? String == "AnnotationCollection")
+        #expect((document["id"] as? String)?.hasPrefix("urn:uuid:") == true)
+        let page = try #require(document["first"] as? [String: Any])
+        #expect(page["type"] as? String == "AnnotationPage")
+        let items = try #require(page["items"] as? [[String: Any]])
+        #expect(items.count == 8 && document["total"] as? Int == 8)
+        let motivations: Set<String> = [
+            "assessing", "bookmarking", "classifying", "commenting", "describing", "editing", "highlighting",
+            "identifying", "linking", "moderating", "questioning", "replying", "tagging",
+        ]
+        func isIRI(_ value: Any?) -> Bool {
+            guard let text = value as? String, let colon = text.firstIndex(of: ":") else { return false }
+            return !text.contains(" ") && text[..<colon].allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
+        }
+        func isDateTime(_ value: Any?) -> Bool {
+            (value as? String).map {
+                $0.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$"#, options: .regularExpression)
+                    != nil
+            } ?? false
+        }
+        var highlights = 0
+        for item in items {
+            let id = item["id"] as? String ?? "?"
+            #expect(isIRI(item["id"]), "\(id): an id that is an IRI")
+            #expect(item["type"] as? String == "Annotation", "\(id)")
+            #expect(motivations.contains(item["motivation"] as? String ?? ""), "\(id)")
+            #expect(isDateTime(item["created"]) && isDateTime(item["modified"]), "\(id)")
+            let target = try #require(item["target"])
+            if let resource = target as? [String: Any] {
+                #expect(isIRI(resource["source"]), "\(id): a target's source is an IRI")
+                #expect(resource["type"] as? String == "SpecificResource")
+                let selectors =
+                    (resource["selector"] as? [[String: Any]]) ?? [resource["selector"] as? [String: Any] ?? [:]]
+                for selector in selectors + selectors.compactMap({ $0["refinedBy"] as? [String: Any] }) {
+                    switch selector["type"] as? String {
+                    case "TextQuoteSelector":
+                        #expect(selector["exact"] is String, "\(id): TextQuoteSelector has exact")
+                        highlights += 1
+                    case "TextPositionSelector":
+                        let start = selector["start"] as? Int ?? -1
+                        let end = selector["end"] as? Int ?? -1
+                        #expect(start >= 0 && end >= start, "\(id)")
+                    case "FragmentSelector":
+                        #expect(selector["value"] is String && isIRI(selector["conformsTo"]), "\(id)")
+                        #expect((selector["value"] as? String)?.hasPrefix("page=") == true)
+                    default: Issue.record("\(id): an unknown selector \(selector)")
+                    }
+                }
+            } else {
+                #expect(isIRI(target), "\(id): a target is an IRI or a resource")
+            }
+            if let body = item["body"] as? [String: Any] {
+                #expect(body["type"] as? String == "TextualBody" && body["value"] is String, "\(id)")
+            }
+            if let creator = item["creator"] as? [String: Any] { #expect(creator["name"] is String, "\(id)") }
+        }
+        #expect(highlights == 5)
+        // Sources name the PDF by its bytes (these books came from files, not web addresses).
+        let sources = Set(items.compactMap { (($0["target"] as? [String: Any])?["source"] ?? $0["target"]) as? String })
+        #expect(sources.allSatisfy { $0.hasPrefix("urn:sha256:") } && sources.count == 3, "\(sources)")
+    }
+
+    /// Hypothesis's export: its `uri`, `text` (the note), `user` and selectors, matched by DOI.
+    @Test func aHypothesisExportComesInByItsDocumentsDOI() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("meta", "1", "--doi", "10.5555/sample.1")
+        let export = """
+            [{"id": "h1AbCdEf", "uri": "https://doi.org/10.5555/sample.1", "user": "acct:reader@hypothes.is",
+              "created": "2024-04-01T10:00:00.000000+00:00", "updated": "2024-04-02T11:00:00.000000+00:00",
+              "text": "a note from the web", "tags": ["web"],
+              "target": [{"source": "https://doi.org/10.5555/sample.1", "selector": [
+                {"type": "TextPositionSelector", "start": 10, "end": 30},
+                {"type": "TextQuoteSelector", "exact": "quick brown fox", "prefix": "Chapter Two: Search\\nFinding", "suffix": " appears again"}]}]},
+             {"id": "h2", "uri": "https://example.org/other.pdf", "text": "elsewhere",
+              "target": [{"source": "https://example.org/other.pdf"}]}]
+            """
+        let file = box.folder.path + "/hypothesis.json"
+        try export.write(toFile: file, atomically: true, encoding: .utf8)
+        let report = try #require(try box.ok("import", "web-annotations", file, "--json").json() as? [String: Any])
+        #expect((report["highlights"] as? [String: Any])?["added"] as? Int == 1)
+        #expect((report["skipped"] as? [[String: String]])?.first?["why"]?.contains("no book") == true)
+        let highlight = try #require((try box.ok("highlight", "list", "--json").json() as? [[String: Any]])?.first)
+        // "quick brown fox" is on pages 1 and 2: its context says page 2.
+        #expect(highlight["page"] as? Int == 2)
+        #expect(highlight["note"] as? String == "a note from the web")
+        #expect(highlight["author"] as? String == "reader@hypothes.is")
+        #expect((highlight["rects"] as? [[Double]])?.isEmpty == false)
+    }
+
+    /// XFDF is read strictly: a DOCTYPE (external entities, a billion laughs), malformed XML or
+    /// another root is one error, and nothing is imported.
+    @Test func hostileXFDFIsRefusedAndImportsNothing() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let before = try box.snapshot()
+        let files = TemporaryFolder()
+        let laughs =
+            "<!DOCTYPE xfdf [<!ENTITY a \"ha\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
+            + "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">]>"
+        for (name, text, says) in [
+            (
+                "xxe.xfdf",
+                "<?xml version=\"1.0\"?><!DOCTYPE xfdf [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><xfdf xmlns=\"http://ns.adobe.com/xfdf/\"><annots><text page=\"0\"><contents>&x;</contents></text></annots></xfdf>",
+                "DOCTYPE"
+            ),
+            (
+                "laughs.xfdf",
+                "<?xml version=\"1.0\"?>" + laughs
+                    + "<xfdf><annots><text page=\"0\"><contents>&c;</contents></text></annots></xfdf>", "DOCTYPE"
+            ),
+            ("broken.xfdf", "<xfdf><annots><text page=\"0\"></annots>", "not well-formed"),
+            ("other.xfdf", "<html><body/></html>", "not XFDF"),
+        ] {
+            let file = files.path + "/" + name
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let refused = try box.fails("import", "xfdf", file, "--book", "1")
+            #expect(refused.stderr.contains(says) && !refused.stderr.contains("root:"), "\(name): \(refused)")
+        }
+        #expect(try box.snapshot() == before)
+    }
+
+    /// Obsidian: a note per book with front matter, a callout per highlight with its colour
+    /// and page link, and block ids that are the same in every export.
+    @Test func obsidianNotesKeepTheirBlockIdsFromOneExportToTheNext() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("meta", "1", "--doi", "10.5555/sample.1", "--year", "2019")
+        try box.ok("edit", "1", "--tag", "reading")
+        try box.ok("highlight", "add", "1", "--text", "quick brown fox jumps", "--note", "a note", "--color", "blue")
+        let out = TemporaryFolder()
+        try box.ok("export", "1", "--format", "obsidian", "-o", out.path + "/vault")
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path + "/vault")
+        #expect(files == ["A Sample Paper.md"])
+        let note = try String(contentsOfFile: out.path + "/vault/" + files[0], encoding: .utf8)
+        #expect(note.hasPrefix("---\ntitle: \"A Sample Paper\"\n"), "\(note)")
+        for line in [
+            "year: 2019", "doi: \"10.5555/sample.1\"", "tags: [\"reading\"]", "> quick brown fox jumps",
+            "> **Note:** a note",
+        ] {
+            #expect(note.contains(line), "\(line): \(note)")
+        }
+        #expect(note.contains("> [!quote|#2ea8e5] [p. 1]("), "\(note)")
+        let ids = note.split(separator: "\n").filter { $0.hasPrefix("^m-") }
+        #expect(ids.count == 1)
+        try box.ok("highlight", "add", "1", "--text", "Zebra crossings")
+        try box.ok("export", "1", "--format", "obsidian", "-o", out.path + "/vault", "--force")
+        let again = try String(contentsOfFile: out.path + "/vault/" + files[0], encoding: .utf8)
+        #expect(again.contains(String(ids[0])), "the first highlight's block id stays")
+        #expect(again.split(separator: "\n").filter { $0.hasPrefix("^m-") }.count == 2)
+        // Without a folder: said, nothing written.
+        #expect(try box.fails("export", "1", "--format", "obsidian").stderr.contains("give -o FOLDER"))
+    }
+
+    @Test func readwiseGetsTheColumnsItImports() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        try box.ok("highlight", "add", "1", "--text", "quick brown fox jumps", "--note", "with, a comma \"quoted\"")
+        let csv = try box.ok("export", "1", "--format", "readwise").stdout
+        let lines = csv.split(separator: "\n")
+        #expect(lines.first == "Highlight,Title,Author,URL,Note,Location,Date")
+        #expect(lines.count == 2)
+        #expect(lines[1].hasPrefix("quick brown fox jumps,A Sample Paper,"), "\(csv)")
+        #expect(lines[1].contains(",\"with, a comma \"\"quoted\"\"\",1,"), "\(csv)")
+    }
+
+    /// A team library takes in and gives out the same.
+    @Test(
+        needsCorpus,
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamLibraryRoundTripsWebAnnotations() throws {
+        let source = Sandbox()
+        try Self.annotated { try source.ok($0) }
+        let before = try Self.annotations { try source.ok($0) }
+        let out = TemporaryFolder()
+        try source.ok("export", "--all", "--format", "web-annotation", "-o", out.path + "/w3c.json")
+        let team = try TeamUsersTests.Team()
+        _ = try team.alice(["add", "-q"] + Self.pdfs)
+        _ = try team.alice(["import", "web-annotations", out.path + "/w3c.json"])
+        let after = try Self.annotations { try team.alice($0) }
+        // The team says who made each: alice, who took them in.
+        func withoutAuthor(_ lines: [String]) -> [String] {
+            lines.map { $0.replacingOccurrences(of: #"\| [^|]+ \| \["#, with: "| [", options: .regularExpression) }
+        }
+        #expect(withoutAuthor(after.highlights) == withoutAuthor(before.highlights))
+        #expect(after.memos == before.memos && after.bookmarks == before.bookmarks)
+        let again = try #require(
+            try team.alice(["import", "web-annotations", out.path + "/w3c.json", "--json"]).json() as? [String: Any])
+        #expect(again["added"] as? Int == 0)
+    }
+}

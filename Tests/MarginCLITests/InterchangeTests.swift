@@ -62,22 +62,32 @@ import Testing
 
         let fresh = Sandbox()
         try fresh.ok(["add", "-q"] + Self.pdfs)
-        func bringIn(_ box: Sandbox) throws -> [RunResult] {
+        func bringIn(_ box: Sandbox, _ extra: [String] = []) throws -> [RunResult] {
             switch format {
-            case "web-annotation": return [try box.ok("import", "web-annotations", path, "--json")]
-            case "koreader": return [try box.ok("import", "koreader", path, "--json")]
+            case "web-annotation": return [try box.ok(["import", "web-annotations", path, "--json"] + extra)]
+            case "koreader": return [try box.ok(["import", "koreader", path, "--json"] + extra)]
             default:
                 let files = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
                 #expect(files.count == 3, "\(files)")
-                return try ["Prose", "Mixed Bag"].enumerated().map { index, title in
-                    try box.ok("import", "xfdf", path + "/\(title).xfdf", "--book", "\(index + 1)", "--json")
-                } + [
-                    try box.ok(
-                        "import", "xfdf", path + "/" + files.first { $0.hasPrefix("（") }!, "--book", "3", "--json")
-                ]
+                let names = ["Prose.xfdf", "Mixed Bag.xfdf", files.first { $0.hasPrefix("（") } ?? "?"]
+                return try names.enumerated().map { index, name in
+                    try box.ok(["import", "xfdf", path + "/" + name, "--book", "\(index + 1)", "--json"] + extra)
+                }
             }
         }
-        _ = try bringIn(fresh)
+        // A dry run says what the import then does, and does nothing.
+        let dry = try bringIn(fresh, ["--dry-run"])
+        let nothing = try Self.annotations { try fresh.ok($0) }
+        #expect(nothing.highlights.isEmpty && nothing.memos.isEmpty && nothing.bookmarks.isEmpty)
+        let real = try bringIn(fresh)
+        for (planned, done) in zip(dry, real) {
+            var said = try #require(try planned.json() as? [String: Any])
+            let did = try #require(try done.json() as? [String: Any])
+            #expect(said.removeValue(forKey: "dryRun") as? Bool == true)
+            for key in ["added", "updated", "unchanged", "conflicts", "highlights", "memos", "bookmarks"] {
+                #expect("\(said[key] ?? "")" == "\(did[key] ?? "")", "\(format) \(key)")
+            }
+        }
         let after = try Self.annotations { try fresh.ok($0) }
         #expect(after.highlights == before.highlights)
         switch format {

@@ -61,7 +61,8 @@ enum ZoteroFixture {
         #expect(dry["added"] as? Int == 8, "annotations; books apart")
         let skipped = try #require(dry["skipped"] as? [[String: String]])
         let reasons = Dictionary(skipped.map { ($0["what"] ?? "", $0["why"] ?? "") }, uniquingKeysWith: { a, _ in a })
-        #expect(skipped.count == 6, "\(skipped)")
+        #expect(skipped.count == 7, "\(skipped)")
+        #expect(reasons.first { $0.key.hasPrefix("attachment ATTRELAT") }?.value.contains("--base-dir") == true)
         #expect(reasons.first { $0.key.hasPrefix("attachment ATTTRASH") }?.value == "in the trash")
         #expect(
             reasons.first { $0.key.hasPrefix("attachment ATTMISSN") }?.value.hasPrefix("its file is missing") == true)
@@ -167,6 +168,17 @@ enum ZoteroFixture {
             try (box.ok("highlight", "list", "--json").json() as? [[String: Any]])?.contains {
                 $0["note"] as? String == "my own note"
             } == true)
+    }
+
+    /// A file linked relative to Zotero's base directory is found with --base-dir.
+    @Test func aFileLinkedUnderZoterosBaseDirectoryIsFoundWithIt() throws {
+        let zotero = try ZoteroFixture.make()
+        let box = Sandbox()
+        let imported = try report(
+            box.ok("import", "zotero", zotero, "--base-dir", zotero + "/linked", "--json"))
+        #expect(counts(imported, "books") == [4, 0, 0, 0])
+        #expect(try box.books().contains { $0.string("title") == "Prose for highlighting" })
+        #expect((imported["skipped"] as? [Any])?.count == 6)
     }
 
     @Test func aGroupIsPickedByNameOrId() throws {

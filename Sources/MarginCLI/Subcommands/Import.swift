@@ -102,6 +102,11 @@ extension Margin {
             @Argument(help: "Zotero's data directory (default ~/Zotero).") var directory: String?
             @Option(help: ArgumentHelp("Only this group library (its name or numeric id).", valueName: "NAME|ID"))
             var group: String?
+            @Option(
+                help: ArgumentHelp(
+                    "Zotero's base directory for linked files (Settings → Advanced → Files and Folders), for files stored relative to it.",
+                    valueName: "DIR"))
+            var baseDir: String?
             @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
             @OptionGroup var global: GlobalOptions
 
@@ -116,7 +121,9 @@ extension Margin {
                 let library = try global.openLibrary(creating: !dryRun)
                 let progress = TerminalProgress.make(global)
                 let report = try await library.importZotero(
-                    directory: directory, reader: ZoteroDatabase(), group: group, dryRun: dryRun, observer: progress)
+                    directory: directory, reader: ZoteroDatabase(), group: group, baseDirectory: baseDir,
+                    dryRun: dryRun,
+                    observer: progress)
                 try await global.show(report) { showInterchange(report) }
             }
         }

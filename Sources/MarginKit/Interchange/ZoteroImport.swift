@@ -11,9 +11,11 @@ extension Library {
     /// than the library's copy). `group`: only that group library (its name or id); nil for
     /// all. Trashed items, image and ink annotations and files margin can't reach are skipped,
     /// each with its reason.
+    /// `baseDirectory`: Zotero's base directory for linked files (its setting), against which
+    /// paths stored as `attachments:…` are read.
     public func importZotero(
-        directory: String, reader: any ZoteroReader, group: String? = nil, dryRun: Bool = false,
-        observer: (any RecognitionObserver)? = nil
+        directory: String, reader: any ZoteroReader, group: String? = nil, baseDirectory: String? = nil,
+        dryRun: Bool = false, observer: (any RecognitionObserver)? = nil
     ) async throws -> ImportReport {
         let data = try readZoteroCopy(directory, reader: reader)
         var libraries = data.libraries
@@ -33,7 +35,8 @@ extension Library {
         }
         var report = ImportReport()
         report.dryRun = dryRun
-        let plans = zoteroPlans(data, libraries: libraries, directory: directory, report: &report)
+        let plans = zoteroPlans(
+            data, libraries: libraries, directory: directory, baseDirectory: baseDirectory, report: &report)
         var placed = [(book: Book, bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo])]()
         var byBook = [Int64: Int]()
         for plan in plans {
@@ -176,7 +179,8 @@ extension Library {
     /// What to take in from the chosen libraries, attachment by attachment; what is left out goes
     /// to `report.skipped`.
     func zoteroPlans(
-        _ data: ZoteroData, libraries: [ZoteroData.Library], directory: String, report: inout ImportReport
+        _ data: ZoteroData, libraries: [ZoteroData.Library], directory: String, baseDirectory: String?,
+        report: inout ImportReport
     ) -> [ZoteroPlan] {
         let chosen = Dictionary(libraries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let items = Dictionary(data.items.map { ($0.common.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -245,14 +249,18 @@ extension Library {
                 }
                 file = [directory, "storage", attachment.common.key, name].joined(separator: "/")
             case 2:
-                guard let stored = attachment.path, stored.hasPrefix("/") else {
+                let stored = attachment.path ?? ""
+                if stored.hasPrefix("/") {
+                    file = stored
+                } else if stored.hasPrefix("attachments:"), let base = baseDirectory {
+                    file = (base as NSString).appendingPathComponent(String(stored.dropFirst(12)))
+                } else {
                     report.skip(
                         what,
-                        "a linked file relative to Zotero's base directory (\(attachment.path ?? "no path")), which margin is not told"
+                        "a linked file relative to Zotero's base directory (\(stored.isEmpty ? "no path" : stored)); give that directory with --base-dir"
                     )
                     continue
                 }
-                file = stored
             default:
                 report.skip(what, "a link to a web page, not a file")
                 continue

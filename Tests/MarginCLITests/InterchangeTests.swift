@@ -85,7 +85,8 @@ import Testing
             let did = try #require(try done.json() as? [String: Any])
             #expect(said.removeValue(forKey: "dryRun") as? Bool == true)
             for key in ["added", "updated", "unchanged", "conflicts", "highlights", "memos", "bookmarks"] {
-                #expect("\(said[key] ?? "")" == "\(did[key] ?? "")", "\(format) \(key)")
+                #expect(
+                    (said[key] as? NSObject)?.isEqual(did[key]) == true, "\(format) \(key): \(planned) \(done)")
             }
         }
         let after = try Self.annotations { try fresh.ok($0) }
@@ -184,32 +185,74 @@ import Testing
         #expect(sources.allSatisfy { $0.hasPrefix("urn:sha256:") } && sources.count == 3, "\(sources)")
     }
 
+    /// Files other tools wrote, made by `fixtures/make-interchange.py`.
+    static func otherTools() throws -> String {
+        let folder = NSTemporaryDirectory() + "margin-interchange-\(getpid())/" + UUID().uuidString
+        let made = try runProcess("/usr/bin/env", ["python3", Fixtures.root + "/fixtures/make-interchange.py", folder])
+        guard made.status == 0 else { throw ZoteroFixture.FixtureError.failed(made.stderr) }
+        return folder
+    }
+
     /// Hypothesis's export: its `uri`, `text` (the note), `user` and selectors, matched by DOI.
     @Test func aHypothesisExportComesInByItsDocumentsDOI() throws {
+        let files = try Self.otherTools()
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         try box.ok("meta", "1", "--doi", "10.5555/sample.1")
-        let export = """
-            [{"id": "h1AbCdEf", "uri": "https://doi.org/10.5555/sample.1", "user": "acct:reader@hypothes.is",
-              "created": "2024-04-01T10:00:00.000000+00:00", "updated": "2024-04-02T11:00:00.000000+00:00",
-              "text": "a note from the web", "tags": ["web"],
-              "target": [{"source": "https://doi.org/10.5555/sample.1", "selector": [
-                {"type": "TextPositionSelector", "start": 10, "end": 30},
-                {"type": "TextQuoteSelector", "exact": "quick brown fox", "prefix": "Chapter Two: Search\\nFinding", "suffix": " appears again"}]}]},
-             {"id": "h2", "uri": "https://example.org/other.pdf", "text": "elsewhere",
-              "target": [{"source": "https://example.org/other.pdf"}]}]
-            """
-        let file = box.folder.path + "/hypothesis.json"
-        try export.write(toFile: file, atomically: true, encoding: .utf8)
+        let file = files + "/hypothesis.json"
+        let dry = try #require(
+            try box.ok("import", "web-annotations", file, "--dry-run", "--json").json() as? [String: Any])
         let report = try #require(try box.ok("import", "web-annotations", file, "--json").json() as? [String: Any])
-        #expect((report["highlights"] as? [String: Any])?["added"] as? Int == 1)
-        #expect((report["skipped"] as? [[String: String]])?.first?["why"]?.contains("no book") == true)
+        for counts in [dry, report] {
+            #expect((counts["highlights"] as? [String: Any])?["added"] as? Int == 1)
+            #expect((counts["memos"] as? [String: Any])?["added"] as? Int == 1)
+            #expect((counts["skipped"] as? [[String: String]])?.first?["why"]?.contains("no book") == true)
+        }
         let highlight = try #require((try box.ok("highlight", "list", "--json").json() as? [[String: Any]])?.first)
         // "quick brown fox" is on pages 1 and 2: its context says page 2.
         #expect(highlight["page"] as? Int == 2)
         #expect(highlight["note"] as? String == "a note from the web")
         #expect(highlight["author"] as? String == "reader@hypothes.is")
         #expect((highlight["rects"] as? [[Double]])?.isEmpty == false)
+        let memo = try #require((try box.ok("memo", "list", "--json").json() as? [[String: Any]])?.first)
+        #expect(memo["page"] as? Int == 3 && memo["text"] as? String == "a page note, no quote")
+        let again = try #require(try box.ok("import", "web-annotations", file, "--json").json() as? [String: Any])
+        #expect(again["added"] as? Int == 0)
+    }
+
+    /// XFDF as Acrobat writes it: highlight, underline and strikeout become highlights (the
+    /// words under their quad points), the sticky note and text box memos; the ink is left out.
+    @Test func anAcrobatXFDFComesIn() throws {
+        let files = try Self.otherTools()
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("sample.pdf"))
+        let report = try #require(
+            try box.ok("import", "xfdf", files + "/acrobat.xfdf", "--book", "1", "--json").json() as? [String: Any])
+        #expect((report["highlights"] as? [String: Any])?["added"] as? Int == 3)
+        #expect((report["memos"] as? [String: Any])?["added"] as? Int == 2)
+        let skipped = try #require(report["skipped"] as? [[String: String]])
+        #expect(skipped.count == 1 && skipped[0]["what"]?.hasPrefix("<ink> 'acro-0006'") == true, "\(skipped)")
+        let highlights = try #require(try box.ok("highlight", "list", "--json").json() as? [[String: Any]])
+        let texts = highlights.map { $0["text"] as? String ?? "" }.sorted()
+        #expect(
+            texts == [
+                "Readers have always written", "The quick brown fox jumps over the lazy dog.",
+                "history of notes. The quick brown",
+            ], "\(texts)")
+        let fox = try #require(highlights.first { ($0["text"] as? String)?.hasPrefix("The quick") == true })
+        #expect(fox["note"] as? String == "Acrobat's note & more")
+        #expect(fox["color"] as? String == "#ffff00" && fox["author"] as? String == "Jane Reader")
+        let across = try #require(highlights.first { ($0["text"] as? String)?.hasPrefix("history") == true })
+        #expect(across["note"] as? String == "struck across two lines")
+        #expect((across["rects"] as? [[Double]])?.count == 2)
+        let memos = try #require(try box.ok("memo", "list", "--json").json() as? [[String: Any]])
+        #expect(
+            memos.map { "\($0["page"] ?? "-") \($0["text"] ?? "")" }.sorted() == [
+                "2 A sticky note on page two", "3 Typed on page three",
+            ])
+        let again = try #require(
+            try box.ok("import", "xfdf", files + "/acrobat.xfdf", "--book", "1", "--json").json() as? [String: Any])
+        #expect(again["added"] as? Int == 0 && again["unchanged"] as? Int == 5)
     }
 
     /// XFDF is read strictly: a DOCTYPE (external entities, a billion laughs), malformed XML or

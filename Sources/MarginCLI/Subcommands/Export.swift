@@ -32,6 +32,17 @@ extension Margin {
                 their chapters. bibtex writes the books themselves as references (as margin cite \
                 --format bibtex does).
 
+                For other tools: web-annotation writes one W3C AnnotationCollection (JSON-LD: \
+                each highlight a TextQuoteSelector, a page=N FragmentSelector refined by a \
+                TextPositionSelector, its note a TextualBody; bookmarks and memos too); readwise \
+                Readwise's CSV (Highlight, Title, Author, URL, Note, Location, Date); xfdf a file \
+                per book for Acrobat, Foxit and Okular (bookmarks are not annotations and stay \
+                out); koreader a BOOK.sdr/metadata.pdf.lua folder per book in the folder -o \
+                names, which KOReader reads beside the document or by its checksum (memos on a \
+                whole book have no place there); obsidian a note per book in the folder -o names, \
+                with front matter and a block id per annotation that stays the same from one \
+                export to the next. margin import reads web-annotation, xfdf and koreader back.
+
                 Examples:
                   margin export --all --format json -o backup.json
                   margin export 3 --format markdown > notes.md

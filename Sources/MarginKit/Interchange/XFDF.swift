@@ -122,33 +122,45 @@ extension Library {
         var contents: String?
         var inContents = false
         var index = 0
+        // Annotations are the children of <annots>: depth 2 below <xfdf>; what is deeper
+        // belongs to them (a popup, rich text, an ink list).
+        var depth = 0
+        var inAnnots = false
         for node in nodes {
             switch node {
             case .start(let element, let attributes, let empty):
-                if marks.contains(element) || notes.contains(element) {
-                    current = (element, attributes)
-                    contents = nil
-                    if empty {
-                        found += xfdfAnnotation(element, attributes, contents: nil, index: &index, report: &report)
-                        current = nil
+                if depth == 1 && element == "annots" { inAnnots = true }
+                if depth == 2 && inAnnots {
+                    if marks.contains(element) || notes.contains(element) {
+                        current = (element, attributes)
+                        contents = nil
+                        if empty {
+                            found += xfdfAnnotation(element, attributes, contents: nil, index: &index, report: &report)
+                            current = nil
+                        }
+                    } else {
+                        index += 1
+                        report.skip(
+                            "<\(element)> \(attributes["name"].map { "'\($0)'" } ?? "\(index)") of \(name)",
+                            "\(element) annotations have no place in margin")
                     }
-                } else if element == "contents", current != nil {
-                    inContents = true
+                } else if depth == 3 && element == "contents" && current != nil {
+                    inContents = !empty
                     contents = contents ?? ""
-                } else if current == nil, !["xfdf", "annots", "f", "ids", "fields", "field", "value"].contains(element)
-                {
-                    index += 1
-                    report.skip("<\(element)> \(index) of \(name)", "\(element) annotations have no place in margin")
                 }
+                if !empty { depth += 1 }
             case .text(let text):
                 if inContents { contents = (contents ?? "") + text }
             case .end(let element):
-                if element == "contents" {
+                depth -= 1
+                if depth == 3 && element == "contents" {
                     inContents = false
-                } else if let open = current, open.kind == element {
+                } else if depth == 2, let open = current, open.kind == element {
                     found += xfdfAnnotation(
                         element, open.attributes, contents: contents, index: &index, report: &report)
                     current = nil
+                } else if depth == 1 && element == "annots" {
+                    inAnnots = false
                 }
             }
         }

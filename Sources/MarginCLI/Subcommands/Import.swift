@@ -107,7 +107,7 @@ extension Margin {
                     "Zotero's base directory for linked files (Settings → Advanced → Files and Folders), for files stored relative to it.",
                     valueName: "DIR"))
             var baseDir: String?
-            @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+            @OptionGroup var plan: ImportPlanOption
             @OptionGroup var global: GlobalOptions
 
             func run() async throws {
@@ -118,11 +118,11 @@ extension Margin {
                 var isFolder: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue
                 else { throw MarginError.noSuchFile(directory) }
-                let library = try global.openLibrary(creating: !dryRun)
+                let library = try global.openLibrary(creating: !plan.dryRun)
                 let progress = TerminalProgress.make(global)
                 let report = try await library.importZotero(
                     directory: directory, reader: ZoteroDatabase(), group: group, baseDirectory: baseDir,
-                    dryRun: dryRun,
+                    dryRun: plan.dryRun,
                     observer: progress)
                 try await global.show(report) { showInterchange(report) }
             }
@@ -150,7 +150,7 @@ extension Margin.ImportCommand {
         )
 
         @Argument(help: "Sidecars or folders holding them.") var paths: [String]
-        @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+        @OptionGroup var plan: ImportPlanOption
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
@@ -159,7 +159,7 @@ extension Margin.ImportCommand {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let report = try await library.importKOReader(paths: paths, dryRun: dryRun)
+            let report = try await library.importKOReader(paths: paths, dryRun: plan.dryRun)
             try await global.show(report) { showInterchange(report) }
         }
     }
@@ -182,14 +182,14 @@ extension Margin.ImportCommand {
         )
 
         @Argument(help: "The JSON file (- for stdin).") var file: String
-        @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+        @OptionGroup var plan: ImportPlanOption
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let data = try readImportFile(file)
             let library = try global.openLibrary()
             let report = try await library.importWebAnnotations(
-                data, name: file == "-" ? "stdin" : file, dryRun: dryRun)
+                data, name: file == "-" ? "stdin" : file, dryRun: plan.dryRun)
             try await global.show(report) { showInterchange(report) }
         }
     }
@@ -208,7 +208,7 @@ extension Margin.ImportCommand {
 
         @Argument(help: "The XFDF file (- for stdin).") var file: String
         @Option(help: "The book the annotations are on.") var book: String
-        @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
+        @OptionGroup var plan: ImportPlanOption
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
@@ -216,7 +216,7 @@ extension Margin.ImportCommand {
             let library = try global.openLibrary()
             let target = try await library.resolve(book)
             let report = try await library.importXFDF(
-                data, name: file == "-" ? "stdin" : file, into: target, dryRun: dryRun)
+                data, name: file == "-" ? "stdin" : file, into: target, dryRun: plan.dryRun)
             try await global.show(report) { showInterchange(report) }
         }
     }
@@ -238,6 +238,11 @@ func readImportFile(_ file: String) throws -> Data {
     do { return try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
         throw MarginError.io("cannot read \(file): \(error.localizedDescription)")
     }
+}
+
+/// --dry-run of the imports from other tools.
+struct ImportPlanOption: ParsableArguments {
+    @Flag(help: "Report what would be added, updated and skipped, and why, without writing.") var dryRun = false
 }
 
 /// An import's report for a person: what came in, then what was left out and why.

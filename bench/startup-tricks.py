@@ -36,7 +36,7 @@ def main():
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, MARGIN_HOME=home)
         pdfs = [os.path.join(ROOT, "fixtures/pdf", name) for name in ("sample.pdf", "second.pdf", "outlined.pdf")]
-        subprocess.run([options.margin, "add", "--quiet"] + pdfs, env=env, check=True)
+        subprocess.run([options.margin, "add", "--quiet"] + pdfs, env=env, check=True, stdout=subprocess.DEVNULL)
         commands = [["--version"], ["list"], ["search", "quick brown"], ["show", "1"]]
         settings = [("all on", None)] + [(f"{t} off", t) for t in TRICKS] + [("all off", "all")]
         print(f"Median of {options.runs} runs, ms (a library of 3 books; `MARGIN_PLAIN=NAME` turns a trick off).")

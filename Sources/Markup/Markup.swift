@@ -36,8 +36,9 @@ public enum Markup {
     }
 
     /// The nodes of an XML document, read strictly: malformed XML, a DOCTYPE or an entity
-    /// reference is an error that says where.
-    public static func xml(_ data: Data) throws -> [Node] {
+    /// reference is an error that says where. `qualified`: names with their prefix
+    /// (`dc:title`), else local names.
+    public static func xml(_ data: Data, qualified: Bool = false) throws -> [Node] {
         // Said before libxml2 reads any of it (it would stop at the first entity instead).
         if data.range(of: Data("<!DOCTYPE".utf8)) != nil {
             throw MarkupError(description: "it declares a DOCTYPE: documents with a DTD are not read")
@@ -51,10 +52,13 @@ public enum Markup {
         }
         guard let reader else { throw MarkupError(description: "libxml2 could not read it") }
         defer { api.freeReader(reader) }
-        return try nodes(reader, api: api, html: false)
+        return try nodes(reader, api: api, html: false, qualified: qualified)
     }
 
-    private static func nodes(_ reader: OpaquePointer, api: API, html: Bool) throws -> [Node] {
+    private static func nodes(_ reader: OpaquePointer, api: API, html: Bool, qualified: Bool = false) throws
+        -> [Node]
+    {
+        let name = qualified ? api.qualifiedName : api.localName
         var nodes = [Node]()
         func string(_ pointer: UnsafePointer<UInt8>?) -> String {
             pointer.map { String(cString: $0) } ?? ""
@@ -67,18 +71,18 @@ public enum Markup {
             }
             switch api.nodeType(reader) {
             case 1:
-                let name = string(api.localName(reader))
+                let element = string(name(reader))
                 let empty = api.isEmpty(reader) == 1
                 var attributes = [String: String]()
                 while api.nextAttribute(reader) == 1 {
-                    attributes[string(api.localName(reader))] = string(api.value(reader))
+                    attributes[string(name(reader))] = string(api.value(reader))
                 }
-                nodes.append(.start(html ? name.lowercased() : name, attributes, empty: empty))
+                nodes.append(.start(html ? element.lowercased() : element, attributes, empty: empty))
             case 3, 4, 13, 14:
                 nodes.append(.text(string(api.value(reader))))
             case 15:
-                let name = string(api.localName(reader))
-                nodes.append(.end(html ? name.lowercased() : name))
+                let element = string(name(reader))
+                nodes.append(.end(html ? element.lowercased() : element))
             case 5, 6:
                 guard html else {
                     throw MarkupError(
@@ -112,6 +116,7 @@ private final class API: @unchecked Sendable {
     let read: @convention(c) (Reader) -> Int32
     let nodeType: @convention(c) (Reader) -> Int32
     let localName: @convention(c) (Reader) -> UnsafePointer<UInt8>?
+    let qualifiedName: @convention(c) (Reader) -> UnsafePointer<UInt8>?
     let value: @convention(c) (Reader) -> UnsafePointer<UInt8>?
     let isEmpty: @convention(c) (Reader) -> Int32
     let nextAttribute: @convention(c) (Reader) -> Int32
@@ -152,6 +157,7 @@ private final class API: @unchecked Sendable {
         read = try symbol("xmlTextReaderRead", (@convention(c) (Reader) -> Int32).self)
         nodeType = try symbol("xmlTextReaderNodeType", (@convention(c) (Reader) -> Int32).self)
         localName = try symbol("xmlTextReaderConstLocalName", (@convention(c) (Reader) -> UnsafePointer<UInt8>?).self)
+        qualifiedName = try symbol("xmlTextReaderConstName", (@convention(c) (Reader) -> UnsafePointer<UInt8>?).self)
         value = try symbol("xmlTextReaderConstValue", (@convention(c) (Reader) -> UnsafePointer<UInt8>?).self)
         isEmpty = try symbol("xmlTextReaderIsEmptyElement", (@convention(c) (Reader) -> Int32).self)
         nextAttribute = try symbol("xmlTextReaderMoveToNextAttribute", (@convention(c) (Reader) -> Int32).self)

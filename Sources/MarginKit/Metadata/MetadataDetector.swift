@@ -1,5 +1,6 @@
 import Foundation
 import MarginCore
+import Markup
 
 /// Works out what a PDF is from what it holds, offline: its document information and XMP
 /// metadata when they are usable, else the title and authors its first page shows (the largest
@@ -406,52 +407,53 @@ struct XMP {
     var publication: String?
     var year: Int?
 
+    /// The fields of an XMP packet, read by libxml2 (a packet that is not well-formed XML, or
+    /// declares a DTD, gives none).
     init(_ xml: String) {
-        title = XMP.items(of: "dc:title", in: xml).first ?? XMP.simple("dc:title", in: xml)
-        let people = XMP.items(of: "dc:creator", in: xml)
+        let fields = XMP.fields(xml)
+        title = fields["dc:title"]?.first
+        let people = fields["dc:creator"] ?? []
         creators = people.isEmpty ? nil : people.joined(separator: ", ")
-        doi = XMP.simple("prism:doi", in: xml)
-        identifier = XMP.simple("dc:identifier", in: xml)
-        publication = XMP.simple("prism:publicationName", in: xml)
-        let dates = [XMP.simple("prism:coverDate", in: xml), XMP.items(of: "dc:date", in: xml).first]
+        doi = fields["prism:doi"]?.first
+        identifier = fields["dc:identifier"]?.first
+        publication = fields["prism:publicationName"]?.first
+        let dates = [fields["prism:coverDate"]?.first, fields["dc:date"]?.first]
         year = dates.compactMap { $0 }.compactMap { Int($0.prefix(4)) }.first { (1000...2999).contains($0) }
     }
 
-    /// The `rdf:li` items inside an element (`dc:title`'s alternatives, `dc:creator`'s list).
-    static func items(of element: String, in xml: String) -> [String] {
-        guard let body = content(of: element, in: xml) else { return [] }
-        var items = [String]()
-        var rest = Substring(body)
-        while let open = rest.range(of: "<rdf:li") {
-            guard let end = rest[open.upperBound...].firstIndex(of: ">") else { break }
-            let after = rest.index(after: end)
-            guard let close = rest[after...].range(of: "</rdf:li>") else { break }
-            let value = decodeEntities(String(rest[after..<close.lowerBound]))
-            if !value.isEmpty { items.append(value) }
-            rest = rest[close.upperBound...]
-        }
-        return items
-    }
+    static let wanted: Set<String> = [
+        "dc:title", "dc:creator", "prism:doi", "dc:identifier", "prism:publicationName", "prism:coverDate", "dc:date",
+    ]
 
-    /// An element's text, or the attribute of the same name (`<rdf:Description prism:doi="…">`).
-    static func simple(_ element: String, in xml: String) -> String? {
-        if let body = content(of: element, in: xml), !body.contains("<") {
-            let value = decodeEntities(body)
-            return value.isEmpty ? nil : value
+    /// Each wanted element's values: its `rdf:li` items (a title's alternatives, a list of
+    /// creators), else its own text, else an attribute of that name (`prism:doi="…"`).
+    static func fields(_ xml: String) -> [String: [String]] {
+        guard let nodes = try? Markup.xml(Data(xml.utf8), qualified: true) else { return [:] }
+        var fields = [String: [String]]()
+        var open = [String]()
+        var text = ""
+        func add(_ name: String, _ value: String) {
+            let value = value.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            if !value.isEmpty { fields[name, default: []].append(value) }
         }
-        guard let attribute = xml.range(of: element + "=\"") else { return nil }
-        guard let end = xml[attribute.upperBound...].firstIndex(of: "\"") else { return nil }
-        let value = decodeEntities(String(xml[attribute.upperBound..<end]))
-        return value.isEmpty ? nil : value
-    }
-
-    private static func content(of element: String, in xml: String) -> String? {
-        guard let open = xml.range(of: "<" + element),
-            let end = xml[open.upperBound...].firstIndex(of: ">"),
-            xml[xml.index(before: end)] != "/",
-            let close = xml[end...].range(of: "</" + element + ">")
-        else { return nil }
-        return String(xml[xml.index(after: end)..<close.lowerBound])
+        for node in nodes {
+            switch node {
+            case .start(let name, let attributes, let empty):
+                for (key, value) in attributes where wanted.contains(key) { add(key, value) }
+                if !empty { open.append(name) }
+                text = ""
+            case .text(let piece): text += piece
+            case .end(let name):
+                _ = open.popLast()
+                if name == "rdf:li", let owner = open.last(where: wanted.contains) {
+                    add(owner, text)
+                } else if wanted.contains(name), fields[name] == nil {
+                    add(name, text)
+                }
+                text = ""
+            }
+        }
+        return fields
     }
 
     static func decodeEntities(_ text: String) -> String {

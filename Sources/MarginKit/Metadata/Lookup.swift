@@ -1,5 +1,6 @@
 import Foundation
 import MarginCore
+import Markup
 
 /// What a metadata service says a work is.
 public struct LookedUp: Sendable, Equatable, Encodable {
@@ -87,19 +88,18 @@ enum MetadataLookup {
                 reason: looksLikeHTML(answer)
                     ? "it answered with a web page, not its Atom feed" : "its answer is not an Atom feed")
         }
-        guard let entry = Atom.element("entry", in: text), let title = Atom.text("title", in: entry),
-            title != "Error", let entryID = Atom.text("id", in: entry)
-        else {
+        guard let entry = try? AtomEntry(feed: answer.body) else {
+            throw MarginError.lookupFailed(service: "arXiv", reason: "its answer is not an Atom feed")
+        }
+        guard let title = entry.fields["title"], title != "Error", let entryID = entry.fields["id"] else {
             throw MarginError.lookupFailed(service: "arXiv", reason: "it has no paper \(id)")
         }
         var found = LookedUp(service: "arxiv")
         found.title = clean(title)
-        found.authors = Atom.all("author", in: entry).compactMap { Atom.text("name", in: $0) }.compactMap {
-            AuthorList.name(clean($0))
-        }
-        found.year = Atom.text("published", in: entry).flatMap { Int($0.prefix(4)) }
-        found.doi = Atom.text("arxiv:doi", in: entry).flatMap(Identifiers.parseDOI)
-        found.venue = Atom.text("arxiv:journal_ref", in: entry).map(clean)
+        found.authors = entry.authors.compactMap { AuthorList.name(clean($0)) }
+        found.year = entry.fields["published"].flatMap { Int($0.prefix(4)) }
+        found.doi = entry.fields["arxiv:doi"].flatMap(Identifiers.parseDOI)
+        found.venue = entry.fields["arxiv:journal_ref"].map(clean)
         // Published elsewhere, it is what its journal reference says (not known here); else a preprint.
         if found.venue == nil { found.workType = "posted-content" }
         found.arxiv = Identifiers.arxiv(inURL: entryID) ?? id
@@ -150,41 +150,38 @@ enum MetadataLookup {
     }
 }
 
-/// The few parts of an Atom feed (arXiv's answers) a lookup reads.
-enum Atom {
-    /// The first element named `name` (with its tags), or nil.
-    static func element(_ name: String, in xml: String) -> String? {
-        all(name, in: xml).first
-    }
+/// The first entry of an Atom feed (arXiv's answer), read by libxml2: its children's text by
+/// name (`title`, `id`, `published`, `arxiv:doi`…) and its authors' names, in order.
+struct AtomEntry {
+    var fields = [String: String]()
+    var authors = [String]()
 
-    /// Every element named `name` at any depth, in order, with their tags.
-    static func all(_ name: String, in xml: String) -> [String] {
-        var found = [String]()
-        var rest = Substring(xml)
-        while let open = rest.range(of: "<" + name), let end = rest[open.upperBound...].firstIndex(of: ">") {
-            let next = rest[open.upperBound]
-            guard next == ">" || next == " " || next == "/" || next == "\n" else {
-                rest = rest[open.upperBound...]
-                continue
+    /// Throws when the feed is not XML; `fields` is empty when it has no entry.
+    init(feed: Data) throws {
+        let nodes = try Markup.xml(feed, qualified: true)
+        var path = [String]()
+        var text = ""
+        var entries = 0
+        for node in nodes {
+            switch node {
+            case .start(let name, _, let empty):
+                if path.count == 1 && name == "entry" { entries += 1 }
+                if !empty { path.append(name) }
+                text = ""
+            case .text(let piece): text += piece
+            case .end:
+                let closed = path
+                _ = path.popLast()
+                guard entries == 1, closed.count >= 3, closed[1] == "entry" else { continue }
+                let value = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                if closed.count == 3, fields[closed[2]] == nil, !value.isEmpty {
+                    fields[closed[2]] = value
+                } else if closed.count == 4, closed[2] == "author", closed[3] == "name", !value.isEmpty {
+                    authors.append(value)
+                }
+                text = ""
             }
-            if rest[rest.index(before: end)] == "/" {
-                rest = rest[rest.index(after: end)...]
-                continue
-            }
-            guard let close = rest[end...].range(of: "</" + name + ">") else { break }
-            found.append(String(rest[open.lowerBound..<close.upperBound]))
-            rest = rest[close.upperBound...]
         }
-        return found
-    }
-
-    /// The text of the first element named `name`, entities decoded, white space collapsed.
-    static func text(_ name: String, in xml: String) -> String? {
-        guard let element = element(name, in: xml), let start = element.firstIndex(of: ">"),
-            let close = element.range(of: "</" + name + ">", options: .backwards)
-        else { return nil }
-        let value = XMP.decodeEntities(String(element[element.index(after: start)..<close.lowerBound]))
-        return value.isEmpty ? nil : value
     }
 }
 

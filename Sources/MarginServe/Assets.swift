@@ -172,6 +172,50 @@ enum Assets {
             return { start, end };
           }
 
+          // Selection as in a PDF viewer: a double click selects a word, a triple click its line;
+          // what is copied has the words of a hyphenated line end joined and a space between
+          // the words at any other line end.
+          function selectCharacters(start, end) {
+            const spans = layer.children;
+            if (start >= end || !spans[start] || !spans[end - 1]) return;
+            const range = document.createRange();
+            range.setStart(spans[start].firstChild || spans[start], 0);
+            const last = spans[end - 1].firstChild || spans[end - 1];
+            range.setEnd(last, last.length || 0);
+            const selection = window.getSelection();
+            selection.removeAllRanges();
+            selection.addRange(range);
+          }
+          function around(index, inside) {
+            const characters = Array.from(layout.text);
+            let start = index, end = index;
+            while (start > 0 && inside(characters[start - 1])) start--;
+            while (end < characters.length && inside(characters[end])) end++;
+            return [start, end];
+          }
+          const wordCharacter = (c) => /[\p{L}\p{N}\p{M}'’_-]/u.test(c || "");
+          layer.addEventListener("click", (event) => {
+            const span = event.target.closest && event.target.closest("span[data-i]");
+            if (!span || !layout) return;
+            const index = Number(span.dataset.i);
+            if (event.detail === 2 && wordCharacter(Array.from(layout.text)[index])) {
+              const [start, end] = around(index, wordCharacter);
+              selectCharacters(start, end);
+            } else if (event.detail >= 3) {
+              const [start, end] = around(index, (c) => c !== undefined && c !== "\n");
+              selectCharacters(start, end);
+            }
+          });
+          function copied(text) {
+            return text.replace(/(\p{L})-\n(?=\p{Ll})/gu, "$1").replace(/[ \t]*\n[ \t]*/g, " ");
+          }
+          document.addEventListener("copy", (event) => {
+            const range = layout && selectedRange();
+            if (!range || !event.clipboardData) return;
+            event.clipboardData.setData("text/plain", copied(Array.from(layout.text).slice(range.start, range.end).join("")));
+            event.preventDefault();
+          });
+
           async function highlight(note) {
             const range = selectedRange();
             if (!range) { say("Select some text on the page first.", true); return; }

@@ -203,7 +203,9 @@ extension ReaderServer {
             <dt><kbd>b</kbd></dt><dd>bookmark this page</dd>
             <dt><kbd>←</kbd> <kbd>→</kbd></dt><dd>previous and next page</dd>
             <dt><kbd>/</kbd></dt><dd>search this book</dd>
-            <dt><kbd>?</kbd></dt><dd>this list</dd></dl>
+            <dt><kbd>?</kbd></dt><dd>this list</dd>
+            <dt>double click</dt><dd>select a word (three clicks: its line)</dd>
+            <dt><kbd>Ctrl</kbd> <kbd>c</kbd></dt><dd>copy: a word broken at a line end joined, a space at any other</dd></dl>
             <form method="dialog"><button>Close</button></form></dialog>
             <script src="/static/reader.js" defer></script>
             """

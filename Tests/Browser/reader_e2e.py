@@ -9,7 +9,11 @@ hit, checks that the hit's page marks it, turns the page with the left arrow, an
 that the browser logged no errors. It prints what it did as JSON; the Swift test checks the
 library through the CLI.
 
-Usage: reader_e2e.py chromium|firefox URL BOOK PAGE SENTENCE SEARCH NOTE SCREENSHOT
+It also double-clicks a word and triple-clicks a line of SENTENCE's page and copies a
+selection across a line end (and, given HYPHENATED, across a hyphenated one on that book's
+page 1), reading what the page hands the clipboard.
+
+Usage: reader_e2e.py chromium|firefox URL BOOK PAGE SENTENCE SEARCH NOTE SCREENSHOT [HYPHENATED]
 """
 import json
 import os
@@ -22,6 +26,8 @@ import tempfile
 import time
 
 browser, url, book, page, sentence, search, note, screenshot = sys.argv[1:9]
+# A book whose first page breaks "com-puter" at a line end (copying joins it).
+hyphenated = sys.argv[9] if len(sys.argv) > 9 else None
 ARROW_LEFT = "\ue012"
 ENTER = "\ue007"
 
@@ -142,6 +148,37 @@ def ready():
     wait(lambda: attribute("#reader", "data-ready") == "true", "the reader")
 
 
+SELECT = """
+    const [from, to] = [arguments[0], arguments[1]];
+    const spans = Array.from(document.querySelectorAll('#text-layer span[data-i]'));
+    const text = spans.map((s) => s.textContent).join('');
+    const start = Array.from(text.slice(0, text.indexOf(from))).length;
+    const end = Array.from(text.slice(0, text.indexOf(to) + to.length)).length;
+    if (text.indexOf(from) < 0 || text.indexOf(to) < 0) return null;
+    const range = document.createRange();
+    range.setStart(spans[start].firstChild, 0);
+    range.setEnd(spans[end - 1].firstChild, spans[end - 1].firstChild.length);
+    window.getSelection().removeAllRanges();
+    window.getSelection().addRange(range);
+    return text.slice(text.indexOf(from), text.indexOf(to) + to.length);
+"""
+
+COPY = """
+    const event = new ClipboardEvent('copy', {clipboardData: new DataTransfer(), bubbles: true, cancelable: true});
+    document.dispatchEvent(event);
+    return event.clipboardData.getData('text/plain');
+"""
+
+CLICKS = """
+    const [word, clicks] = [arguments[0], arguments[1]];
+    const spans = Array.from(document.querySelectorAll('#text-layer span[data-i]'));
+    const text = spans.map((s) => s.textContent).join('');
+    const at = Array.from(text.slice(0, text.indexOf(word))).length + 2;
+    window.getSelection().removeAllRanges();
+    spans[at].dispatchEvent(new MouseEvent('click', {bubbles: true, detail: clicks}));
+""" + COPY
+
+
 def status_says(words):
     wait(lambda: words in driver.script("return document.getElementById('status').textContent"), repr(words))
 
@@ -150,6 +187,11 @@ try:
     driver.get(f"{url}/books/{book}/pages/{page}")
     ready()
     report["layer_page"] = attribute(".text-layer", "data-page")
+    # A double click selects a word, a triple click its line; a copy joins the line end.
+    report["double_click"] = driver.script(CLICKS, "inverted", 2)
+    report["triple_click"] = driver.script(CLICKS, "inverted", 3)
+    report["copy_selected"] = driver.script(SELECT, "fast.", "An inverted")
+    report["copied"] = driver.script(COPY)
     # Select the sentence as a reader would: from its first character's span to its last one's.
     selected = driver.script(
         """
@@ -198,6 +240,11 @@ try:
     wait(lambda: driver.url().split("?")[0].endswith(f"/pages/{int(report['followed_to']) - 1}"), "the page before")
     ready()
     report["after_arrow"] = attribute("#reader", "data-page-number")
+    if hyphenated:
+        driver.get(f"{url}/books/{hyphenated}/pages/1")
+        ready()
+        report["hyphen_selected"] = driver.script(SELECT, "The com", "puter is")
+        report["hyphen_copied"] = driver.script(COPY)
     report["console_errors"] = driver.console_errors()
     report["page_errors"] = attribute("#reader", "data-errors")
     # The library's search box, typed into and submitted as a person does: the browser encodes

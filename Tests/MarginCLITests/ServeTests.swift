@@ -421,15 +421,26 @@ final class Answers: @unchecked Sendable {
         let sentence = "An inverted index maps each word"
         let box = Sandbox()
         try box.ok("add", scanned ? Scans.path("scan-clean.pdf") : Fixtures.pdf("sample.pdf"))
+        try box.ok("add", Fixtures.pdf("prose.pdf"))
         let server = try RunningServer(box)
         let screenshot = box.folder.path + "/reader.png"
         let (status, output, said) = try runBrowserScript([
-            Self.script, browser, server.url, "1", "2", sentence, "zebra", "a note from the browser", screenshot,
+            Self.script, browser, server.url, "1", "2", sentence, "zebra", "a note from the browser", screenshot, "2",
         ])
         _ = server.stop()
         #expect(status == 0, "\(said)")
         let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
         #expect(report["layer_page"] as? String == "2")
+        // Selection as in a PDF viewer: a word, a line; a copy puts a space at a line end and
+        // joins a word hyphenated across one.
+        #expect(report["double_click"] as? String == "inverted", "\(report)")
+        #expect(
+            (report["triple_click"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines)
+                == "An inverted index maps each word to the pages that hold it.", "\(report)")
+        #expect((report["copy_selected"] as? String)?.contains("\n") == true, "\(report)")
+        #expect(report["copied"] as? String == "fast. An inverted", "\(report)")
+        #expect(report["hyphen_selected"] as? String == "The com-\nputer is", "\(report)")
+        #expect(report["hyphen_copied"] as? String == "The computer is", "\(report)")
         #expect(report["help_open"] as? Bool == true)
         #expect(report["hit"] as? String == "p. 3")
         #expect(report["followed_to"] as? String == "3")

@@ -218,6 +218,14 @@ import Testing
         #expect(memo["page"] as? Int == 3 && memo["text"] as? String == "a page note, no quote")
         let again = try #require(try box.ok("import", "web-annotations", file, "--json").json() as? [String: Any])
         #expect(again["added"] as? Int == 0)
+        // Not JSON, or JSON with no annotation: said, nothing imported.
+        let before = try box.snapshot()
+        let broken = files + "/broken.json"
+        try "[{\"id\": ".write(toFile: broken, atomically: true, encoding: .utf8)
+        #expect(try box.fails("import", "web-annotations", broken).stderr.contains("is not JSON: "))
+        try "{\"rows\": []}".write(toFile: broken, atomically: true, encoding: .utf8)
+        #expect(try box.fails("import", "web-annotations", broken).stderr.contains("holds no annotation"))
+        #expect(try box.snapshot() == before)
     }
 
     /// XFDF as Acrobat writes it: highlight, underline and strikeout become highlights (the

@@ -119,7 +119,10 @@ extension Library {
     public func importWebAnnotations(_ data: Data, name: String, dryRun: Bool = false) async throws -> ImportReport {
         let json: Any
         do { json = try JSONSerialization.jsonObject(with: data) } catch {
-            throw MarginError.invalidBackup("\(name) is not JSON: \(error.localizedDescription)")
+            // Foundation says where in its debug description; its localized one says nothing.
+            let said = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            throw MarginError.invalidBackup(
+                "\(name) is not JSON" + (said.map { ": " + $0.trimmingCharacters(in: .punctuationCharacters) } ?? ""))
         }
         let annotations = webAnnotationItems(json)
         guard !annotations.isEmpty else {

@@ -80,15 +80,16 @@ extension ReaderServer {
             if groups[hit.book] == nil { order.append(hit.book) }
             groups[hit.book, default: []].append(hit)
         }
-        let terms = urlQuery(q)
+        let parameter = urlQuery(q)
+        let terms = (try? distinctQueryTerms(q)) ?? []
         for id in order {
             guard let hits = groups[id], let first = hits.first else { continue }
             section += "<article class=\"book-hits\"><h3><a href=\"/books/\(id)\">\(html(first.title))</a></h3><ul>"
             for hit in hits {
                 let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
-                let link = hit.page.map { "/books/\(id)/pages/\($0)?q=\(terms)" } ?? "/books/\(id)"
+                let link = hit.page.map { "/books/\(id)/pages/\($0)?q=\(parameter)" } ?? "/books/\(id)"
                 section +=
-                    "<li><a class=\"hit\" href=\"\(link)\">\(place)</a> <span class=\"snippet\">\(marked(hit.marked))</span></li>"
+                    "<li><a class=\"hit\" href=\"\(link)\">\(place)</a> <span class=\"snippet\">\(marked(hit.marked, terms: terms))</span></li>"
             }
             section += "</ul></article>"
         }
@@ -269,9 +270,43 @@ func html(_ text: String) -> String {
     return result
 }
 
-/// A snippet with its matches in `<mark>`.
-private func marked(_ text: String) -> String {
-    html(text).replacingAll(SearchHit.markOpen, with: "<mark>").replacingAll(SearchHit.markClose, with: "</mark>")
+/// A snippet as HTML, every term of the query marked (the search marks the first term's match;
+/// the others are found in the snippet's text as the index finds them: case and accents folded).
+private func marked(_ text: String, terms: [String] = []) -> String {
+    var output = ""
+    var rest = Substring(text)
+    while !rest.isEmpty {
+        let open = rest.range(of: SearchHit.markOpen)
+        let plain = rest[..<(open?.lowerBound ?? rest.endIndex)]
+        output += markTerms(String(plain), terms)
+        guard let open else { break }
+        let after = rest[open.upperBound...]
+        let close = after.range(of: SearchHit.markClose)
+        output += "<mark>" + html(String(after[..<(close?.lowerBound ?? after.endIndex)])) + "</mark>"
+        rest = close.map { after[$0.upperBound...] } ?? ""
+    }
+    return output
+}
+
+/// `text` as HTML with each occurrence of the terms in <mark>.
+private func markTerms(_ text: String, _ terms: [String]) -> String {
+    let searchable = SearchableText(text)
+    var ranges = [Range<Int>]()
+    for term in terms {
+        let folded = foldedTerm(term)
+        guard !folded.isEmpty else { continue }
+        ranges += searchable.foldedMatches(folded, wholeWord: false).map { searchable.rawRange($0) }
+    }
+    guard !ranges.isEmpty else { return html(text) }
+    let scalars = Array(text.unicodeScalars)
+    var output = ""
+    var at = 0
+    for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.lowerBound >= at {
+        output += html(scalarString(scalars[at..<range.lowerBound]))
+        output += "<mark>" + html(scalarString(scalars[range])) + "</mark>"
+        at = range.upperBound
+    }
+    return output + html(scalarString(scalars[at...]))
 }
 
 /// A query string value.

@@ -204,6 +204,13 @@ import Testing
                 #expect(String(buffer: response.body).contains("Pages matching “inverted index”"))
                 #expect(String(buffer: response.body).contains("/books/1/pages/2"))
             }
+            // Every term of the query is marked in the snippets, in any case, not only the first.
+            try await client.execute(uri: "/?q=INDEX+maps+pages", method: .get) { response in
+                let page = String(buffer: response.body)
+                for word in ["index", "maps", "pages"] {
+                    #expect(page.contains("<mark>\(word)</mark>"), "\(word): \(page)")
+                }
+            }
             try await client.execute(uri: "/api/books?tag=field+work", method: .get) { response in
                 #expect(response.array.map { $0["id"] as? Int } == [2], "\(response.array)")
             }

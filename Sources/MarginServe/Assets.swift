@@ -48,6 +48,11 @@ enum Assets {
         .side h2 { font-size: 1rem; margin: .6rem 0 .3rem; }
         .status { min-height: 1.4em; margin: 0; color: var(--muted); }
         .status.bad { color: #b00020; }
+        .toast { position: fixed; bottom: 1rem; left: 50%; transform: translateX(-50%); background: #222; color: #fff;
+          padding: 0.5rem 0.75rem; border-radius: 8px; display: flex; gap: 0.5rem; align-items: center; z-index: 10; }
+        .toast[hidden] { display: none; }
+        .toast button { background: transparent; color: #fff; border: 1px solid #888; border-radius: 6px; }
+        :focus-visible { outline: 2px solid #2ea8e5; outline-offset: 2px; }
         .annotations button { padding: 0 .35rem; margin-left: .3rem; }
         dialog { border: 1px solid var(--line); border-radius: 10px; max-width: 24rem; }
         dl.keys { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
@@ -285,14 +290,56 @@ enum Assets {
             const remove = document.createElement("button");
             remove.type = "button";
             remove.title = `Remove this ${kind}`;
+            remove.setAttribute("aria-label", `Remove this ${kind}`);
+            remove.dataset.action = "remove";
             remove.textContent = "×";
-            remove.addEventListener("click", async () => {
-              try { await send("DELETE", `/api/${kind}s/${id}`); await refresh(); }
-              catch (error) { say(error.message, true); }
-            });
+            remove.addEventListener("click", () => removeLater(kind, id, li));
             li.appendChild(remove);
             return li;
           }
+
+          // A removal waits 10 s with an Undo before it is sent (then, or when another one
+          // starts, the toast's × is pressed, or the page is left).
+          const toast = document.getElementById("toast");
+          let pending = null;
+          function shown(id, visible) {
+            document.querySelectorAll(`#marks [data-highlight="${id}"]`).forEach((m) => { m.hidden = !visible; });
+          }
+          async function commitRemoval() {
+            if (!pending) return;
+            const { kind, id } = pending;
+            clearTimeout(pending.timer);
+            pending = null;
+            toast.hidden = true;
+            try { await send("DELETE", `/api/${kind}s/${id}`); await refresh(); say(`Removed the ${kind}.`); }
+            catch (error) { say(error.message, true); await refresh(); }
+          }
+          function removeLater(kind, id, li) {
+            if (pending) commitRemoval();
+            li.hidden = true;
+            if (kind === "highlight") shown(id, false);
+            pending = { kind, id, li, timer: setTimeout(commitRemoval, 10000) };
+            toast.querySelector("span").textContent = `The ${kind} is removed.`;
+            toast.hidden = false;
+            toast.querySelector("[data-action=undo]").focus();
+          }
+          async function undoRemoval() {
+            if (!pending) return;
+            clearTimeout(pending.timer);
+            const { kind } = pending;
+            pending = null;
+            toast.hidden = true;
+            await refresh();
+            say(`Kept the ${kind}.`);
+          }
+          toast.querySelector("[data-action=undo]").addEventListener("click", undoRemoval);
+          toast.querySelector("[data-action=dismiss]").addEventListener("click", commitRemoval);
+          window.addEventListener("pagehide", () => {
+            if (!pending) return;
+            fetch(`/api/${pending.kind}s/${pending.id}`,
+              { method: "DELETE", keepalive: true, headers: { "Content-Type": "application/json" } });
+            pending = null;
+          });
 
           const escape = (text) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 
@@ -300,11 +347,12 @@ enum Assets {
             const [highlights, bookmarks, memos] = await Promise.all([
               api(`/api/books/${book}/highlights${audience}`), api(`/api/books/${book}/bookmarks${audience}`),
               api(`/api/books/${book}/memos${audience}`)]);
-            const here = (a) => a.page === pageNumber;
+            // What waits to be removed is not shown again meanwhile.
+            const here = (kind) => (a) => a.page === pageNumber && !(pending && pending.kind === kind && pending.id === a.id);
             marks.replaceChildren();
             list.replaceChildren();
-            bookmarks.filter(here).forEach((b) => list.appendChild(item("bookmark", b, `bookmark${b.label ? ": " + escape(b.label) : ""}`)));
-            highlights.filter(here).forEach((h) => {
+            bookmarks.filter(here("bookmark")).forEach((b) => list.appendChild(item("bookmark", b, `bookmark${b.label ? ": " + escape(b.label) : ""}`)));
+            highlights.filter(here("highlight")).forEach((h) => {
               for (const r of h.rects) {
                 const mark = document.createElement("div");
                 mark.style.left = pct(r[0], layout.width);
@@ -318,7 +366,7 @@ enum Assets {
               const note = h.note ? ` <span class="note">${escape(h.note)}</span>` : "";
               list.appendChild(item("highlight", h, `<mark>${escape(h.text)}</mark>${note}`, h.color));
             });
-            memos.filter(here).forEach((m) => list.appendChild(item("memo", m, `memo: ${escape(m.text)}`)));
+            memos.filter(here("memo")).forEach((m) => list.appendChild(item("memo", m, `memo: ${escape(m.text)}`)));
           }
 
           function markQuery(query) {
@@ -381,7 +429,7 @@ enum Assets {
             if (event.ctrlKey || event.metaKey || event.altKey) return;
             const typing = event.target.closest("input, textarea, select, [contenteditable]");
             if (typing) return;
-            const keys = { h: () => highlight(), n: () => note(), b: () => bookmark(),
+            const keys = { h: () => highlight(), n: () => note(), b: () => bookmark(), u: () => undoRemoval(),
               ArrowRight: () => go(pageNumber + 1), ArrowLeft: () => go(pageNumber - 1),
               "?": () => (help.open ? help.close() : help.showModal()),
               "/": () => document.querySelector("form[data-action=search] input").focus() };

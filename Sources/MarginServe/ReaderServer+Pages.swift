@@ -194,6 +194,9 @@ extension ReaderServer {
             </div>
             <aside class="side">
             <p class="status" id="status" role="status" aria-live="polite"></p>
+            <div class="toast" id="toast" role="alert" hidden><span></span>
+            <button type="button" data-action="undo">Undo</button>
+            <button type="button" data-action="dismiss" aria-label="Remove it now">×</button></div>
             <section id="hits" class="hits" hidden><h2>Found</h2><ol></ol></section>
             <section><h2>On this page</h2><ol id="page-annotations" class="annotations"></ol></section>
             </aside>
@@ -204,6 +207,7 @@ extension ReaderServer {
             <dt><kbd>b</kbd></dt><dd>bookmark this page</dd>
             <dt><kbd>←</kbd> <kbd>→</kbd></dt><dd>previous and next page</dd>
             <dt><kbd>/</kbd></dt><dd>search this book</dd>
+            <dt><kbd>u</kbd></dt><dd>undo the last removal (for 10 s)</dd>
             <dt><kbd>?</kbd></dt><dd>this list</dd>
             <dt>double click</dt><dd>select a word (three clicks: its line)</dd>
             <dt><kbd>Ctrl</kbd> <kbd>c</kbd></dt><dd>copy: a word broken at a line end joined, a space at any other</dd></dl>

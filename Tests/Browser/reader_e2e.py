@@ -218,6 +218,25 @@ try:
     press("n")
     wait(lambda: driver.answer_prompt(note) or True, "the note's prompt")
     status_says("Note added")
+    # Removing waits for an Undo: the highlight is removed and kept again; the bookmark is
+    # removed for good (the toast's x sends it at once) and made again with `b`.
+    driver.script("document.querySelector('#page-annotations li.highlight button[data-action=remove]').click()")
+    wait(lambda: driver.script("return !document.getElementById('toast').hidden"), "the undo toast")
+    report["hidden_while_pending"] = driver.script(
+        "return [document.querySelectorAll('#page-annotations li.highlight:not([hidden])').length,"
+        " Array.from(document.querySelectorAll('#marks div')).filter((m) => !m.hidden).length]")
+    driver.script("document.querySelector('#toast [data-action=undo]').click()")
+    status_says("Kept the highlight")
+    report["kept"] = driver.script(
+        "return document.querySelectorAll('#page-annotations li.highlight:not([hidden])').length")
+    driver.script("document.querySelector('#page-annotations li.bookmark button[data-action=remove]').click()")
+    wait(lambda: driver.script("return !document.getElementById('toast').hidden"), "the undo toast")
+    driver.script("document.querySelector('#toast [data-action=dismiss]').click()")
+    status_says("Removed the bookmark")
+    report["bookmarks_after_removal"] = driver.script(
+        "return document.querySelectorAll('#page-annotations li.bookmark:not([hidden])').length")
+    press("b")
+    status_says("Bookmarked")
     # The keyboard help opens on '?'.
     press("?")
     report["help_open"] = bool(wait(lambda: attribute("#help", "open") is not None, "the keys"))

@@ -431,6 +431,10 @@ final class Answers: @unchecked Sendable {
         #expect(status == 0, "\(said)")
         let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
         #expect(report["layer_page"] as? String == "2")
+        // A removal waits for an Undo (see the script): hidden meanwhile, kept when undone.
+        #expect(report["hidden_while_pending"] as? [Int] == [0, 0], "\(report)")
+        #expect(report["kept"] as? Int == 1, "\(report)")
+        #expect(report["bookmarks_after_removal"] as? Int == 0, "\(report)")
         // Selection as in a PDF viewer: a word, a line; a copy puts a space at a line end and
         // joins a word hyphenated across one.
         #expect(report["double_click"] as? String == "inverted", "\(report)")

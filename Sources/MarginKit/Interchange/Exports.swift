@@ -48,10 +48,7 @@ extension Library {
         let entry = try await backup([book]).books[0]
         let path = try await ensureCached(book)
         let document = try PDFEngines.current.open(path: path, password: try password(of: book))
-        let stamp = DateFormatter()
-        stamp.locale = Locale(identifier: "en_US_POSIX")
-        stamp.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        stamp.timeZone = TimeZone.current
+        let stamp = secondsStamp(TimeZone.current)
         func local(_ iso: String) -> LuaValue { .string(parseISODate(iso).map(stamp.string(from:)) ?? iso) }
         let names = Dictionary(koreaderColors.map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         var items = [(page: Int, top: Double, value: LuaValue)]()
@@ -188,16 +185,11 @@ extension Library {
     public func readwiseCSV(_ books: [Book]) async throws -> String {
         let backup = try await backup(books)
         var rows = ["Highlight,Title,Author,URL,Note,Location,Date"]
+        let stamp = secondsStamp(TimeZone(identifier: "UTC")!)
         for entry in backup.books {
             let url = entry.sources.first { $0.lowercased().hasPrefix("http") } ?? ""
             for highlight in entry.highlights {
-                let date = parseISODate(highlight.createdAt).map {
-                    let formatter = DateFormatter()
-                    formatter.locale = Locale(identifier: "en_US_POSIX")
-                    formatter.timeZone = TimeZone(identifier: "UTC")
-                    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-                    return formatter.string(from: $0)
-                }
+                let date = parseISODate(highlight.createdAt).map(stamp.string(from:))
                 rows.append(
                     [
                         highlight.text, entry.title, entry.author ?? "", url, highlight.note ?? "",
@@ -207,6 +199,15 @@ extension Library {
         }
         return rows.joined(separator: "\n") + "\n"
     }
+}
+
+/// "2024-03-05 21:14:07" in `zone`: KOReader's dates (local time) and Readwise's.
+func secondsStamp(_ zone: TimeZone) -> DateFormatter {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+    formatter.timeZone = zone
+    return formatter
 }
 
 /// Values as a Lua array part: keys 1, 2, 3…

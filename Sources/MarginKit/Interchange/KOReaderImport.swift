@@ -102,10 +102,7 @@ extension Library {
     func koreaderAnnotations(_ sidecar: LuaValue, book: Book, file: String) -> [ForeignAnnotation] {
         let current = sidecar["annotations"]?.list
         let entries = current ?? sidecar["bookmarks"]?.list ?? []
-        let stamp = DateFormatter()
-        stamp.locale = Locale(identifier: "en_US_POSIX")
-        stamp.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        stamp.timeZone = TimeZone.current
+        let stamp = secondsStamp(TimeZone.current)
         var found = [ForeignAnnotation]()
         for (index, entry) in entries.enumerated() {
             let pos0 = entry["pos0"]

@@ -49,6 +49,7 @@ enum Assets {
         .status { min-height: 1.4em; margin: 0; color: var(--muted); }
         .status.bad { color: #b00020; }
         .toast { position: fixed; bottom: 1rem; left: 50%; transform: translateX(-50%); background: #222; color: #fff;
+          width: max-content; max-width: calc(100vw - 2rem);
           padding: 0.5rem 0.75rem; border-radius: 8px; display: flex; gap: 0.5rem; align-items: center; z-index: 10; }
         .toast[hidden] { display: none; }
         .toast button { background: transparent; color: #fff; border: 1px solid #888; border-radius: 6px; }

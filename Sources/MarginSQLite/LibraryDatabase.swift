@@ -181,27 +181,71 @@ public final class LibraryDatabase: LibraryStore {
 
     /// Refuses a database file shorter than its header says (part of it was lost). Returns
     /// whether the file is in WAL mode.
+    ///
+    /// Another process's checkpoint writes page 1 (with the new page count) before the pages that
+    /// lengthen the file, and until it has written them they are in the WAL: a file read short
+    /// while that happens is whole. So a short file is refused only when it stays the same
+    /// (header, size, modification time, WAL size) for a while: 0.2 s with an empty WAL (nothing
+    /// can complete it), 1 s with one (a checkpoint that stopped changing the file is not running).
     static func checkHeader(_ path: String) throws -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 100)
-        guard pread(descriptor, &bytes, 100, 0) == 100, bytes.prefix(16).elementsEqual("SQLite format 3\u{0}".utf8)
-        else { return false }
-        let header = bytes
-        let wal = header[18] == 2 && header[19] == 2
-        func number(_ offset: Int, _ width: Int) -> Int64 {
-            header[offset..<offset + width].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        var seen: HeaderState?
+        var since = Date()
+        while true {
+            guard let state = HeaderState(path) else { return false }
+            guard let (bytes, expected) = state.short else { return state.wal }
+            if state != seen {
+                seen = state
+                since = Date()
+            } else if Date().timeIntervalSince(since) >= (state.walBytes <= 32 ? 0.2 : 1) {
+                throw StoreError.truncated(path: path, bytes: bytes, expected: expected)
+            }
+            usleep(10_000)
         }
-        let rawPageSize = number(16, 2)
-        let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
-        let pages = number(28, 4)
-        // The page count is valid only when the "version valid for" matches the change counter.
-        guard pages > 0, number(92, 4) == number(24, 4) else { return wal }
-        let expected = pages * pageSize
-        let size = fileSize(path) ?? 0
-        if size < expected { throw StoreError.truncated(path: path, bytes: size, expected: expected) }
-        return wal
+    }
+
+    /// What `checkHeader` reads of a database file: its header, size and time, then its WAL's size.
+    struct HeaderState: Equatable {
+        let header: [UInt8]
+        let size: Int64
+        let modified: timespec
+        let walBytes: Int64
+
+        /// Nil when the file is not an SQLite database (SQLite then says what it is).
+        init?(_ path: String) {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            defer { close(descriptor) }
+            var bytes = [UInt8](repeating: 0, count: 100)
+            var status = stat()
+            guard pread(descriptor, &bytes, 100, 0) == 100, bytes.prefix(16).elementsEqual("SQLite format 3\u{0}".utf8),
+                fstat(descriptor, &status) == 0
+            else { return nil }
+            header = bytes
+            size = Int64(status.st_size)
+            modified = status.st_mtim
+            // Read after the file: a checkpoint that ended since leaves an empty WAL and a whole file.
+            walBytes = fileSize(path + "-wal") ?? 0
+        }
+
+        var wal: Bool { header[18] == 2 && header[19] == 2 }
+
+        /// The file's size and the size its header gives, when the file is shorter.
+        var short: (Int64, Int64)? {
+            func number(_ offset: Int, _ width: Int) -> Int64 {
+                header[offset..<offset + width].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            }
+            let rawPageSize = number(16, 2)
+            let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
+            let pages = number(28, 4)
+            // The page count is valid only when the "version valid for" matches the change counter.
+            guard pages > 0, number(92, 4) == number(24, 4), size < pages * pageSize else { return nil }
+            return (size, pages * pageSize)
+        }
+
+        static func == (left: HeaderState, right: HeaderState) -> Bool {
+            left.header == right.header && left.size == right.size && left.walBytes == right.walBytes
+                && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
+        }
     }
 
     /// Ends a process's writing: moves everything in the WAL into the database file (so the file

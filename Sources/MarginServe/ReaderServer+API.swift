@@ -17,6 +17,12 @@ extension ReaderServer {
         api.get("books/{id}/pages/{page}.svg") { request, context in
             try await self.pageImage(request, context, format: .svg)
         }
+        api.get("books/{id}/pages") { _, context in
+            try jsonResponse(try await library.pageGuide(try await book(context)))
+        }
+        api.get("books/{id}/outline") { _, context in
+            try jsonResponse(try await library.tableOfContents(try await book(context)))
+        }
         api.get("books/{id}/pages/{page}/text") { _, context in
             let book = try await book(context)
             return try jsonResponse(try await library.pageLayout(book, page: try page(context)))

@@ -86,7 +86,7 @@ extension ReaderServer {
             guard let hits = groups[id], let first = hits.first else { continue }
             section += "<article class=\"book-hits\"><h3><a href=\"/books/\(id)\">\(html(first.title))</a></h3><ul>"
             for hit in hits {
-                let place = hit.page.map { "p. \($0)" } ?? (hit.kind ?? "book")
+                let place = hit.page.map { "p. \(html(hit.pageLabel ?? String($0)))" } ?? (hit.kind ?? "book")
                 let link = hit.page.map { "/books/\(id)/pages/\($0)?q=\(parameter)" } ?? "/books/\(id)"
                 section +=
                     "<li><a class=\"hit\" href=\"\(link)\">\(place)</a> <span class=\"snippet\">\(marked(hit.marked, terms: terms))</span></li>"
@@ -155,6 +155,8 @@ extension ReaderServer {
 
     // MARK: /books/ID/pages/N
 
+    /// The reader: every page of the book in one scroll, drawn as it comes near the view
+    /// (`reader.js`), opened on page N (or the `#page=N` the address ends with).
     private func readerPage(_ context: ReaderContext) async throws -> Response {
         let book = try await book(context)
         let number = try page(context)
@@ -167,50 +169,92 @@ extension ReaderServer {
             (library.database as? any TeamStore).map {
                 " data-team-user=\"\(html($0.user))\" data-all-users=\"\(Audience.chosen == .mine ? 0 : 1)\""
             } ?? ""
+        let colors = HighlightColor.palette.map { name, hex in
+            "<button type=\"button\" class=\"swatch\" data-action=\"highlight\" data-color=\"\(hex)\" data-name=\"\(name)\" title=\"Highlight \(name)\" aria-label=\"Highlight \(name)\"></button>"
+        }.joined()
+        let zooms = ["auto": "Automatic", "width": "Fit width", "page": "Fit page"].sorted { $0.key < $1.key }
+        var zoomOptions = zooms.map { "<option value=\"\($0.key)\">\($0.value)</option>" }.joined()
+        zoomOptions += [50, 75, 100, 125, 150, 200, 300, 400].map { "<option value=\"\($0)\">\($0) %</option>" }
+            .joined()
         let body = """
             <header class="bar reader-bar">
+            <button type="button" class="icon" data-action="sidebar" aria-controls="side" aria-expanded="true" title="Sidebar (s)" aria-label="Show or hide the sidebar">☰</button>
             <h1><a href="/">Margin</a></h1>
             <a class="title" href="/books/\(id)">\(html(book.title))</a>
-            <nav class="pager">
-            <button type="button" data-action="prev-page" title="Previous page (←)"\(number <= 1 ? " disabled" : "")>←</button>
-            <span class="where">page <strong>\(number)</strong> of \(book.pages)</span>
-            <button type="button" data-action="next-page" title="Next page (→)"\(number >= book.pages ? " disabled" : "")>→</button>
+            <nav class="pager" aria-label="Pages">
+            <button type="button" data-action="prev-page" title="Previous page (←)" aria-label="Previous page">←</button>
+            <form class="goto" data-action="goto"><input name="page" value="\(number)" aria-label="Page: a number or the printed label" title="Page: a number or the printed label (g)" autocomplete="off">
+            <span class="of">of \(book.pages)</span></form>
+            <button type="button" data-action="next-page" title="Next page (→)" aria-label="Next page">→</button>
             </nav>
+            <div class="zoom" role="group" aria-label="Zoom">
+            <button type="button" data-action="zoom-out" title="Zoom out (Ctrl −)" aria-label="Zoom out">−</button>
+            <select data-action="zoom" aria-label="Zoom">\(zoomOptions)</select>
+            <button type="button" data-action="zoom-in" title="Zoom in (Ctrl +)" aria-label="Zoom in">+</button>
+            </div>
             <div class="tools">
             <button type="button" data-action="highlight" title="Highlight the selection (h)">Highlight</button>
-            <button type="button" data-action="note" title="Add a note (n)">Note</button>
-            <button type="button" data-action="bookmark" title="Bookmark this page (b)">Bookmark</button>
-            <button type="button" data-action="help" title="Keyboard shortcuts (?)">?</button>
+            <button type="button" data-action="note" title="Add a note to the selection or the page (m)">Note</button>
+            <button type="button" data-action="bookmark" title="Bookmark the page in view (b)">Bookmark</button>
+            <button type="button" data-action="help" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts">?</button>
             </div>
             <form class="search" data-action="search" role="search">
             <input type="search" name="q" placeholder="Search this book" aria-label="Search this book">
             </form>
             </header>
-            <main class="reader" id="reader" data-book="\(id)" data-page-number="\(number)" data-pages="\(book.pages)"\(team)>
-            <div class="sheet" id="sheet">
-            <img id="page-image" alt="Page \(number) of \(html(book.title))">
-            <div class="marks" id="marks"></div>
-            <div class="text-layer" id="text-layer" data-page="\(number)"></div>
+            <div class="reader-body">
+            <aside class="side" id="side" aria-label="Sidebar">
+            <div class="tabs" role="tablist" aria-label="Sidebar">
+            <button type="button" role="tab" id="tab-notes" aria-controls="panel-notes" aria-selected="true" data-tab="notes">Notes</button>
+            <button type="button" role="tab" id="tab-outline" aria-controls="panel-outline" aria-selected="false" tabindex="-1" data-tab="outline">Outline</button>
+            <button type="button" role="tab" id="tab-thumbs" aria-controls="panel-thumbs" aria-selected="false" tabindex="-1" data-tab="thumbs">Pages</button>
+            <button type="button" role="tab" id="tab-found" aria-controls="panel-found" aria-selected="false" tabindex="-1" data-tab="found">Found</button>
             </div>
-            <aside class="side">
+            <section class="panel" role="tabpanel" id="panel-notes" aria-labelledby="tab-notes">
+            <div class="filters" id="filters">
+            <select id="filter-kind" aria-label="Show which annotations"><option value="">All kinds</option><option value="highlight">Highlights</option><option value="note">Highlights with notes</option><option value="bookmark">Bookmarks</option><option value="memo">Memos</option></select>
+            <select id="filter-color" aria-label="Show which colour"><option value="">All colours</option></select>
+            <select id="filter-author" aria-label="Show whose" hidden><option value="">Everyone</option></select>
+            </div>
+            <p class="audience" id="audience" hidden></p>
+            <ol id="annotations" class="annotations"></ol>
+            <p class="empty" id="annotations-empty" hidden>None yet: select text and press <kbd>h</kbd>.</p>
+            </section>
+            <section class="panel" role="tabpanel" id="panel-outline" aria-labelledby="tab-outline" hidden><ol id="outline" class="outline"></ol></section>
+            <section class="panel" role="tabpanel" id="panel-thumbs" aria-labelledby="tab-thumbs" hidden><ol id="thumbnails" class="thumbnails"></ol></section>
+            <section class="panel hits" role="tabpanel" id="panel-found" aria-labelledby="tab-found" hidden>
+            <section id="hits"><p class="summary" id="hits-summary">Search this book with the box above (<kbd>/</kbd>); <kbd>n</kbd> and <kbd>N</kbd> step through what it finds.</p><ol></ol></section>
+            </section>
+            </aside>
+            <main class="reader" id="reader" data-book="\(id)" data-page-number="\(number)" data-pages="\(book.pages)"\(team)>
+            <div class="pages" id="pages" aria-label="\(html(book.title))"><div class="page-row"><div class="page" data-number="\(number)">
+            <div class="marks"></div><div class="text-layer" data-page="\(number)"></div></div></div></div>
+            </main>
+            </div>
             <p class="status" id="status" role="status" aria-live="polite"></p>
+            <div class="selection-tools" id="selection-tools" role="toolbar" aria-label="The selected text" hidden>\(colors)
+            <button type="button" data-action="note" title="Highlight with a note (m)">Note</button>
+            <button type="button" data-action="copy" title="Copy (Ctrl c)">Copy</button></div>
             <div class="toast" id="toast" role="alert" hidden><span></span>
             <button type="button" data-action="undo">Undo</button>
             <button type="button" data-action="dismiss" aria-label="Remove it now">×</button></div>
-            <section id="hits" class="hits" hidden><h2>Found</h2><ol></ol></section>
-            <section><h2>On this page</h2><ol id="page-annotations" class="annotations"></ol></section>
-            </aside>
-            </main>
-            <dialog id="help"><h2>Keyboard</h2><dl class="keys">
-            <dt><kbd>h</kbd></dt><dd>highlight the selected text</dd>
-            <dt><kbd>n</kbd></dt><dd>add a note (to the selection, or to the page)</dd>
-            <dt><kbd>b</kbd></dt><dd>bookmark this page</dd>
+            <dialog id="help" aria-labelledby="help-title"><h2 id="help-title">Keyboard</h2><dl class="keys">
+            <dt><kbd>h</kbd></dt><dd>highlight the selected text (<kbd>1</kbd>–<kbd>8</kbd>: in the toolbar's colours)</dd>
+            <dt><kbd>m</kbd></dt><dd>add a note: to the selection, or else a memo of the page in view</dd>
+            <dt><kbd>b</kbd></dt><dd>bookmark the page in view</dd>
             <dt><kbd>←</kbd> <kbd>→</kbd></dt><dd>previous and next page</dd>
+            <dt><kbd>g</kbd></dt><dd>go to a page: its number or its printed label (xii, A-3)</dd>
             <dt><kbd>/</kbd></dt><dd>search this book</dd>
+            <dt><kbd>n</kbd> <kbd>N</kbd></dt><dd>next and previous match</dd>
+            <dt><kbd>Ctrl</kbd> <kbd>+</kbd> <kbd>−</kbd> <kbd>0</kbd></dt><dd>zoom in, out, back to automatic (or pinch)</dd>
+            <dt><kbd>w</kbd> <kbd>p</kbd></dt><dd>fit the width, fit the page</dd>
+            <dt><kbd>s</kbd></dt><dd>show or hide the sidebar</dd>
             <dt><kbd>u</kbd></dt><dd>undo the last removal (for 10 s)</dd>
+            <dt><kbd>Esc</kbd></dt><dd>close what is open, leave a field</dd>
             <dt><kbd>?</kbd></dt><dd>this list</dd>
             <dt>double click</dt><dd>select a word (three clicks: its line)</dd>
             <dt><kbd>Ctrl</kbd> <kbd>c</kbd></dt><dd>copy: a word broken at a line end joined, a space at any other</dd></dl>
+            <p class="note-on-styles">Underline and strike-out are not kept yet: Margin stores highlights, each with a colour and a note.</p>
             <form method="dialog"><button>Close</button></form></dialog>
             <script src="/static/reader.js" defer></script>
             """

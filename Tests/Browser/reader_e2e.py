@@ -1,140 +1,42 @@
 #!/usr/bin/env python3
-"""Drives the reader of a running `margin serve` in a real browser: Debian's chromium through
-chromium-driver with Selenium, or Debian's firefox-esr through its own Marionette protocol
-(marionette-driver; no geckodriver). Driver paths are given, so nothing is downloaded.
+"""Drives the reader of a running `margin serve` in a real browser (browsers.py: chromium or
+firefox-esr, nothing downloaded) as a person reads and annotates, and prints what it saw as JSON;
+the Swift test checks the library through the CLI.
 
-It selects SENTENCE in the text layer of page PAGE and presses `h`, bookmarks the page with `b`,
-adds a note with `n`, opens the keys with `?`, searches the book for SEARCH and follows the first
-hit, checks that the hit's page marks it, turns the page with the left arrow, and (chromium)
-that the browser logged no errors. It prints what it did as JSON; the Swift test checks the
-library through the CLI.
+The run is described by a JSON file (CONFIG):
+  url, book, page, sentence, search, note, screenshot   the basic run: on page PAGE of BOOK,
+      double-click a word, triple-click a line, copy across a line end; select SENTENCE and press
+      h; bookmark with b; add a note with m; remove and undo; open the keys with ?; search the
+      book for SEARCH (Enter jumps to the first match) and follow the first hit; arrow left.
+  hyphenated        a book whose page 1 breaks "com-puter" at a line end (copying joins it).
+  long              a book of at least 40 pages: scroll from page 1 to 40 and back, pages
+                    appearing as they come (their images load, far ones are emptied).
+  zoomed            {book, page, sentence}: zoom to 200 % with Ctrl +, highlight SENTENCE there.
+  edit              edit the note of the highlight made, change its colour, in the sidebar.
+  outline           {book, entry, page}: click the outline's ENTRY, land on PAGE; the page box
+                    takes a printed label.
+  labels            {book, label, page}: type LABEL in the page box, land on PAGE.
+  words             {home, book, query, steps}: a two-word query with a non-ASCII word from the home
+                    page's box (HOME) and from the book's box (QUERY); then STEPS searched in the
+                    book, Enter on the first match, n n N stepping through them in page order.
 
-It also double-clicks a word and triple-clicks a line of SENTENCE's page and copies a
-selection across a line end (and, given HYPHENATED, across a hyphenated one on that book's
-page 1), reading what the page hands the clipboard.
-
-Usage: reader_e2e.py chromium|firefox URL BOOK PAGE SENTENCE SEARCH NOTE SCREENSHOT [HYPHENATED]
+Usage: reader_e2e.py chromium|firefox CONFIG
 """
 import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 
-browser, url, book, page, sentence, search, note, screenshot = sys.argv[1:9]
-# A book whose first page breaks "com-puter" at a line end (copying joins it).
-hyphenated = sys.argv[9] if len(sys.argv) > 9 else None
+from browsers import start, waiter
+
+browser, config_path = sys.argv[1:3]
+with open(config_path) as f:
+    config = json.load(f)
+url = config["url"]
 ARROW_LEFT = "\ue012"
 ENTER = "\ue007"
+CONTROL = "\ue009"
 
-
-class Chromium:
-    def __init__(self):
-        os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not fetch a driver
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-        from selenium.webdriver.common.by import By
-        self.by = By.CSS_SELECTOR
-        options = webdriver.ChromeOptions()
-        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1200,1400", "--no-first-run", "--disable-extensions"):
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.driver = webdriver.Chrome(
-            service=Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")),
-            options=options)
-
-    def get(self, address): self.driver.get(address)
-    def url(self): return self.driver.current_url
-    def finds(self, css): return self.driver.find_elements(self.by, css)
-    def script(self, code, *args): return self.driver.execute_script(code, *args)
-    def press(self, key): self.driver.find_element(self.by, "body").send_keys(key)
-
-    def answer_prompt(self, text):
-        alert = self.driver.switch_to.alert
-        alert.send_keys(text)
-        alert.accept()
-
-    def screenshot(self, path): self.driver.save_screenshot(path)
-
-    def console_errors(self):
-        return [e["message"] for e in self.driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
-
-    def quit(self): self.driver.quit()
-
-
-class Firefox:
-    def __init__(self):
-        from marionette_driver.by import By
-        from marionette_driver.marionette import Marionette
-        self.by = By.CSS_SELECTOR
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        self.profile = tempfile.mkdtemp(prefix="margin-firefox-")
-        with open(os.path.join(self.profile, "user.js"), "w") as prefs:
-            prefs.write(f'user_pref("marionette.port", {port});\n')
-            prefs.write('user_pref("browser.shell.checkDefaultBrowser", false);\n')
-            prefs.write('user_pref("datareporting.policy.dataSubmissionEnabled", false);\n')
-        self.process = subprocess.Popen(
-            [os.environ.get("FIREFOX", "/usr/bin/firefox-esr"), "--headless", "--marionette", "--no-remote",
-             "--profile", self.profile, "-width", "1200", "-height", "1400"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.client = Marionette(host="127.0.0.1", port=port)
-        self.client.raise_for_port(timeout=60)
-        self.client.start_session()
-
-    def get(self, address): self.client.navigate(address)
-    def url(self): return self.client.get_url()
-    def finds(self, css): return self.client.find_elements(self.by, css)
-    def script(self, code, *args): return self.client.execute_script(code, script_args=list(args))
-
-    def press(self, key):
-        keys = self.client.actions.sequence("key", "keyboard")
-        keys.key_down(key).key_up(key).perform()
-
-    def answer_prompt(self, text):
-        from marionette_driver.marionette import Alert
-        alert = Alert(self.client)
-        alert.send_keys(text)
-        alert.accept()
-
-    def screenshot(self, path):
-        with open(path, "wb") as out:
-            out.write(self.client.screenshot(format="binary"))
-
-    def console_errors(self): return None  # Marionette does not hand over the console
-
-    def quit(self):
-        try:
-            self.client.delete_session()
-        finally:
-            # Firefox and its content processes, all of them (they share the session started).
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
-            shutil.rmtree(self.profile, ignore_errors=True)
-
-
-def wait(condition, what, seconds=float(os.environ.get("READER_E2E_WAIT", "60"))):
-    end = time.monotonic() + seconds
-    problem = None
-    while time.monotonic() < end:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception as error:  # an alert not there yet, a page still loading
-            problem = error
-        time.sleep(0.05)
-    raise SystemExit(f"reader_e2e ({browser}): timed out waiting for {what} (last: {problem})")
-
-
-driver = Chromium() if browser == "chromium" else Firefox()
+driver = start(browser)
+wait = waiter(browser)
 report = {"browser": browser}
 press = driver.press
 
@@ -148,13 +50,28 @@ def ready():
     wait(lambda: attribute("#reader", "data-ready") == "true", "the reader")
 
 
-SELECT = """
-    const [from, to] = [arguments[0], arguments[1]];
-    const spans = Array.from(document.querySelectorAll('#text-layer span[data-i]'));
+def in_view():
+    return int(attribute("#reader", "data-page-number"))
+
+
+def layer_ready(page):
+    wait(lambda: driver.script(
+        "return document.querySelectorAll(`.text-layer[data-page='${arguments[0]}'] span[data-i]`).length", page),
+        f"page {page}'s text layer")
+
+
+# The spans of one page's text layer, and its text.
+SPANS = """
+    const spans = Array.from(document.querySelectorAll(`.text-layer[data-page='${arguments[0]}'] span[data-i]`));
     const text = spans.map((s) => s.textContent).join('');
+"""
+
+SELECT = SPANS + """
+    const [from, to] = [arguments[1], arguments[2]];
+    if (text.indexOf(from) < 0 || text.indexOf(to) < 0) return null;
     const start = Array.from(text.slice(0, text.indexOf(from))).length;
     const end = Array.from(text.slice(0, text.indexOf(to) + to.length)).length;
-    if (text.indexOf(from) < 0 || text.indexOf(to) < 0) return null;
+    spans[start].scrollIntoView({block: 'center'});
     const range = document.createRange();
     range.setStart(spans[start].firstChild, 0);
     range.setEnd(spans[end - 1].firstChild, spans[end - 1].firstChild.length);
@@ -169,112 +86,260 @@ COPY = """
     return event.clipboardData.getData('text/plain');
 """
 
-CLICKS = """
-    const [word, clicks] = [arguments[0], arguments[1]];
-    const spans = Array.from(document.querySelectorAll('#text-layer span[data-i]'));
-    const text = spans.map((s) => s.textContent).join('');
+CLICKS = SPANS + """
+    const [word, clicks] = [arguments[1], arguments[2]];
     const at = Array.from(text.slice(0, text.indexOf(word))).length + 2;
     window.getSelection().removeAllRanges();
     spans[at].dispatchEvent(new MouseEvent('click', {bubbles: true, detail: clicks}));
 """ + COPY
 
 
+def select(page, sentence):
+    return driver.script(SELECT, page, sentence, sentence)
+
+
 def status_says(words):
     wait(lambda: words in driver.script("return document.getElementById('status').textContent"), repr(words))
 
 
-try:
-    driver.get(f"{url}/books/{book}/pages/{page}")
+def visible_marks(page):
+    return driver.script(
+        "return Array.from(document.querySelectorAll(`.page[data-number='${arguments[0]}'] .marks div`))"
+        ".filter((m) => !m.hidden).length", page)
+
+
+def listed(kind):
+    return driver.script(f"return document.querySelectorAll('#annotations li.{kind}:not([hidden])').length")
+
+
+def open_tab(name):
+    driver.script(f"document.querySelector('[role=tab][data-tab={name}]').click()")
+
+
+def basic_run():
+    page = config["page"]
+    driver.get(f"{url}/books/{config['book']}/pages/{page}")
     ready()
-    report["layer_page"] = attribute(".text-layer", "data-page")
+    report["in_view"] = in_view()
+    report["hash"] = driver.url().split("#", 1)[-1]
+    layer_ready(page)
+    report["layer_page"] = attribute(f".text-layer[data-page='{page}']", "data-page")
     # A double click selects a word, a triple click its line; a copy joins the line end.
-    report["double_click"] = driver.script(CLICKS, "inverted", 2)
-    report["triple_click"] = driver.script(CLICKS, "inverted", 3)
-    report["copy_selected"] = driver.script(SELECT, "fast.", "An inverted")
+    report["double_click"] = driver.script(CLICKS, page, "inverted", 2)
+    report["triple_click"] = driver.script(CLICKS, page, "inverted", 3)
+    report["copy_selected"] = driver.script(SELECT, page, "fast.", "An inverted")
     report["copied"] = driver.script(COPY)
-    # Select the sentence as a reader would: from its first character's span to its last one's.
-    selected = driver.script(
-        """
-        const sentence = arguments[0];
-        const spans = Array.from(document.querySelectorAll('#text-layer span[data-i]'));
-        const text = spans.map((s) => s.textContent).join('');
-        const start = Array.from(text.slice(0, text.indexOf(sentence))).length;
-        if (text.indexOf(sentence) < 0) return null;
-        const end = start + Array.from(sentence).length;
-        const range = document.createRange();
-        range.setStart(spans[start].firstChild, 0);
-        range.setEnd(spans[end - 1].firstChild, spans[end - 1].firstChild.length);
-        const selection = window.getSelection();
-        selection.removeAllRanges();
-        selection.addRange(range);
-        return [start, end];
-        """, sentence)
-    report["selected"] = selected
+    # The sentence, selected as a reader would: from its first character's span to its last one's.
+    report["selected"] = select(page, config["sentence"])
+    driver.script("document.querySelector('.text-layer').dispatchEvent(new MouseEvent('mouseup', {bubbles: true}))")
+    report["toolbar"] = bool(wait(lambda: attribute("#selection-tools", "hidden") is None, "the selection's toolbar"))
     press("h")
     status_says("Highlighted")
-    report["marks"] = wait(lambda: len(driver.finds("#marks div")), "the highlight drawn")
+    report["marks"] = wait(lambda: visible_marks(page), "the highlight drawn")
     press("b")
     status_says("Bookmarked")
-    press("n")
-    wait(lambda: driver.answer_prompt(note) or True, "the note's prompt")
+    press("m")
+    wait(lambda: driver.answer_prompt(config["note"]) or True, "the note's prompt")
     status_says("Note added")
+    report["memo_beside"] = wait(lambda: driver.script(
+        f"return document.querySelector(\".page-row .page[data-number='{page}'] + .page-memos p.memo\")?.textContent"),
+        "the memo beside its page")
     # Removing waits for an Undo: the highlight is removed and kept again; the bookmark is
     # removed for good (the toast's x sends it at once) and made again with `b`.
-    driver.script("document.querySelector('#page-annotations li.highlight button[data-action=remove]').click()")
+    driver.script("document.querySelector('#annotations li.highlight button[data-action=remove]').click()")
     wait(lambda: driver.script("return !document.getElementById('toast').hidden"), "the undo toast")
-    report["hidden_while_pending"] = driver.script(
-        "return [document.querySelectorAll('#page-annotations li.highlight:not([hidden])').length,"
-        " Array.from(document.querySelectorAll('#marks div')).filter((m) => !m.hidden).length]")
-    driver.script("document.querySelector('#toast [data-action=undo]').click()")
+    report["hidden_while_pending"] = [listed("highlight"), visible_marks(page)]
+    press("u")
     status_says("Kept the highlight")
-    report["kept"] = driver.script(
-        "return document.querySelectorAll('#page-annotations li.highlight:not([hidden])').length")
-    driver.script("document.querySelector('#page-annotations li.bookmark button[data-action=remove]').click()")
+    report["kept"] = [listed("highlight"), visible_marks(page)]
+    driver.script("document.querySelector('#annotations li.bookmark button[data-action=remove]').click()")
     wait(lambda: driver.script("return !document.getElementById('toast').hidden"), "the undo toast")
     driver.script("document.querySelector('#toast [data-action=dismiss]').click()")
     status_says("Removed the bookmark")
-    report["bookmarks_after_removal"] = driver.script(
-        "return document.querySelectorAll('#page-annotations li.bookmark:not([hidden])').length")
+    report["bookmarks_after_removal"] = listed("bookmark")
     press("b")
     status_says("Bookmarked")
-    # The keyboard help opens on '?'.
     press("?")
     report["help_open"] = bool(wait(lambda: attribute("#help", "open") is not None, "the keys"))
     driver.script("document.getElementById('help').close()")
-    driver.screenshot(screenshot)
-    # Search the book and follow the first hit.
+    driver.screenshot(config["screenshot"])
+    # Search the book: Enter goes to the first match after the page in view.
     field = driver.finds("form[data-action=search] input")[0]
     field.click()
-    field.send_keys(search + ENTER)
+    field.send_keys(config["search"] + ENTER)
     wait(lambda: driver.finds("#hits a.hit"), "search hits")
     report["hit"] = driver.script("return document.querySelector('#hits a.hit').textContent")
     driver.finds("#hits a.hit")[0].click()
-    wait(lambda: "?q=" in driver.url(), "the hit's page")
-    ready()
-    report["followed_to"] = attribute("#reader", "data-page-number")
-    report["found"] = driver.script(
-        "return Array.from(document.querySelectorAll('#text-layer span.found')).map((s) => s.textContent).join('')")
-    # Turn the page with the arrow key.
+    hit_page = int(report["hit"].split()[-1])
+    wait(lambda: in_view() == hit_page, "the hit's page")
+    layer_ready(hit_page)
+    report["followed_to"] = in_view()
+    report["found"] = wait(lambda: driver.script(
+        "return Array.from(document.querySelectorAll(`.text-layer[data-page='${arguments[0]}'] span.found`))"
+        ".map((s) => s.textContent).join('')", hit_page), "the match marked")
+    driver.script("document.activeElement.blur()")
     press(ARROW_LEFT)
-    wait(lambda: driver.url().split("?")[0].endswith(f"/pages/{int(report['followed_to']) - 1}"), "the page before")
-    ready()
-    report["after_arrow"] = attribute("#reader", "data-page-number")
-    if hyphenated:
-        driver.get(f"{url}/books/{hyphenated}/pages/1")
+    wait(lambda: in_view() == hit_page - 1, "the page before")
+    report["after_arrow"] = in_view()
+    report["hash_after_arrow"] = driver.url().split("#", 1)[-1]
+    # Back returns to the page the arrow left.
+    driver.script("history.back()")
+    wait(lambda: in_view() == hit_page, "back to the hit's page")
+    report["after_back"] = in_view()
+    if config.get("hyphenated"):
+        driver.get(f"{url}/books/{config['hyphenated']}/pages/1")
         ready()
-        report["hyphen_selected"] = driver.script(SELECT, "The com", "puter is")
+        layer_ready(1)
+        report["hyphen_selected"] = driver.script(SELECT, 1, "The com", "puter is")
         report["hyphen_copied"] = driver.script(COPY)
-    report["console_errors"] = driver.console_errors()
-    report["page_errors"] = attribute("#reader", "data-errors")
-    # The library's search box, typed into and submitted as a person does: the browser encodes
-    # the space as '+' (an HTML form's encoding).
+
+
+def long_run():
+    """Scroll from page 1 to 40, one screen at a time, and back: each page in view is drawn."""
+    book = config["long"]
+    driver.get(f"{url}/books/{book}/pages/1")
+    ready()
+    report["long_pages"] = driver.script("return document.querySelectorAll('.page').length")
+    report["placeholders_sized"] = driver.script(
+        "return Array.from(document.querySelectorAll('.page')).every((p) => p.offsetHeight > 100)")
+    report["scroll_height_at_start"] = driver.script("return document.documentElement.scrollHeight")
+    drawn = []
+    for target in list(range(2, 41)) + list(range(39, 0, -1)):
+        driver.script(f"document.querySelector(\".page[data-number='{target}']\").scrollIntoView()")
+        wait(lambda: in_view() == target, f"page {target} in view")
+        wait(lambda: driver.script(
+            f"const i = document.querySelector(\".page[data-number='{target}'] img\");"
+            " return i.complete && i.naturalWidth > 0"), f"page {target} drawn")
+        drawn.append(target)
+        if target == 40:
+            report["loaded_at_40"] = driver.script(
+                "return Array.from(document.querySelectorAll('.page img')).filter((i) => i.getAttribute('src')).length")
+            report["page_1_emptied"] = driver.script(
+                "return !document.querySelector(\".page[data-number='1'] img\").getAttribute('src')")
+    report["drawn"] = len(drawn)
+    report["scroll_height_at_end"] = driver.script("return document.documentElement.scrollHeight")
+    report["back_at"] = in_view()
+
+
+def zoomed_run():
+    """Ctrl + up to 200 %, then highlight a sentence there."""
+    zoom = config["zoomed"]
+    driver.get(f"{url}/books/{zoom['book']}/pages/{zoom['page']}")
+    ready()
+    before = driver.script(f"return document.querySelector(\".page[data-number='{zoom['page']}']\").offsetWidth")
+    driver.script("document.querySelector('select[data-action=zoom]').value = '100';"
+                  "document.querySelector('select[data-action=zoom]').dispatchEvent(new Event('change'))")
+    wait(lambda: attribute("#reader", "data-zoom") == "100", "100 %")
+    for _ in range(12):
+        if attribute("#reader", "data-zoom") == "200":
+            break
+        driver.script("document.dispatchEvent(new KeyboardEvent('keydown', {key: '+', ctrlKey: true, bubbles: true}))")
+    report["zoom"] = attribute("#reader", "data-zoom")
+    report["zoom_width"] = [before, driver.script(
+        f"return document.querySelector(\".page[data-number='{zoom['page']}']\").offsetWidth")]
+    report["zoom_dpi"] = wait(lambda: (lambda src: src and "dpi=192" in src and src)(
+        attribute(f".page[data-number='{zoom['page']}'] img", "src")), "the page drawn at 200 %")
+    layer_ready(zoom["page"])
+    report["zoom_selected"] = select(zoom["page"], zoom["sentence"])
+    press("h")
+    status_says("Highlighted")
+    report["zoom_in_view"] = in_view()
+
+
+def edit_run():
+    """Edit the note of the first highlight listed, then its colour."""
+    driver.script("document.querySelector('#annotations li.highlight button[data-action=edit]').click()")
+    field = wait(lambda: driver.finds("#annotations li.highlight form.edit textarea"), "the note's field")[0]
+    field.clear()
+    field.send_keys("an edited note")
+    driver.script("document.querySelector('#annotations li.highlight form.edit').requestSubmit()")
+    status_says("Note saved")
+    report["edited_note"] = wait(lambda: driver.script(
+        "return document.querySelector('#annotations li.highlight p.note')?.textContent"), "the note shown")
+    driver.script("const s = document.querySelector('#annotations li.highlight select[data-action=color]');"
+                  "s.value = s.querySelector('option[value=\"#5fb236\"]').value; s.dispatchEvent(new Event('change'))")
+    status_says("Now green")
+    report["edited_color"] = wait(lambda: (lambda color: color != "#ffd400" and color)(driver.script(
+        "return document.querySelector('#annotations li.highlight').dataset.color")), "the colour changed")
+
+
+def outline_run():
+    entry = config["outline"]
+    driver.get(f"{url}/books/{entry['book']}/pages/1")
+    ready()
+    open_tab("outline")
+    link = wait(lambda: driver.script(
+        "return Array.from(document.querySelectorAll('#outline a')).find((a) => a.textContent === arguments[0])",
+        entry["entry"]), "the outline entry")
+    driver.script("arguments[0].click()", link)
+    wait(lambda: in_view() == entry["page"], "the entry's page")
+    report["outline_to"] = in_view()
+    report["outline_current"] = wait(lambda: driver.script(
+        "return document.querySelector('#outline li.current a')?.textContent"), "the current chapter")
+
+
+def labels_run():
+    entry = config["labels"]
+    driver.get(f"{url}/books/{entry['book']}/pages/1")
+    ready()
+    report["label_shown"] = driver.script("return document.querySelector('form[data-action=goto] input').value")
+    box = driver.finds("form[data-action=goto] input")[0]
+    box.click()
+    box.send_keys(entry["label"] + ENTER)
+    wait(lambda: in_view() == entry["page"], "the labelled page")
+    report["label_to"] = in_view()
+
+
+def words_run():
+    words = config["words"]
     driver.get(f"{url}/")
     box = wait(lambda: driver.finds("form.search input[name=q]"), "the library's search box")[0]
     box.click()
-    box.send_keys("inverted index" + ENTER)
+    box.send_keys(words["home"] + ENTER)
     wait(lambda: "q=" in driver.url(), "the search's page")
     report["form_url"] = driver.url()
     report["form_hits"] = len(wait(lambda: driver.finds(".hits .book-hits li") or None, "the library's hits"))
+    report["form_marked"] = driver.script(
+        "return Array.from(document.querySelectorAll('.hits .snippet mark')).map((m) => m.textContent)")
+    driver.get(f"{url}/books/{words['book']}/pages/1")
+    ready()
+    field = driver.finds("form[data-action=search] input")[0]
+    field.click()
+    field.send_keys(words["query"] + ENTER)
+    wait(lambda: driver.finds("#hits a.hit"), "the book's hits")
+    report["book_hits"] = driver.script("return Array.from(document.querySelectorAll('#hits a.hit')).map((a) => a.textContent)")
+    report["book_marked"] = driver.script("return Array.from(document.querySelectorAll('#hits mark')).map((m) => m.textContent)")
+    # n and N step through the matches in page order (across pages).
+    field.clear()
+    field.send_keys(words["steps"] + ENTER)
+    wait(lambda: driver.script("return document.querySelector('#hits-summary').textContent.includes('n and N')"),
+         "the second search")
+    driver.script("document.activeElement.blur()")
+    current = ("const c = document.querySelector('.text-layer span.found.current');"
+               " return c && [Number(c.parentElement.dataset.page), Number(c.dataset.i)]")
+    steps = [wait(lambda: driver.script(current), "the first match")]
+    for key in ["n", "n", "N"]:
+        press(key)
+        steps.append(wait(lambda: (lambda now: now and now != steps[-1] and now)(driver.script(current)),
+                          f"the match after {key}"))
+    report["steps"] = steps
+
+
+try:
+    basic_run()
+    if config.get("long"):
+        long_run()
+    if config.get("zoomed"):
+        zoomed_run()
+        edit_run()
+    if config.get("outline"):
+        outline_run()
+    if config.get("labels"):
+        labels_run()
+    if config.get("words"):
+        words_run()
+    report["console_errors"] = driver.console_errors()
+    report["page_errors"] = attribute("#reader", "data-errors")
 finally:
     driver.quit()
 print(json.dumps(report))

@@ -2,7 +2,8 @@
 """Shares an annotation from the reader of a team library's `margin serve`, in Debian's chromium
 through chromium-driver with Selenium (driver paths given: nothing is downloaded).
 
-On page PAGE of book BOOK it waits for the list of the page's annotations, clicks the share
+On page PAGE of book BOOK it waits for the sidebar's list of annotations and for someone else's
+highlight drawn on the page with their name, clicks the share
 button of the one reading OWN, waits for the reader to say it is shared, and reports as JSON
 what each listed annotation showed: its text, whether it had share and remove buttons, and the
 name shown for someone else's.
@@ -40,10 +41,11 @@ def wait(condition, what, seconds=20):
 def listed():
     # Read in one script, in the page: the list is rebuilt while the reader refreshes it.
     return driver.execute_script("""
-        return Array.from(document.querySelectorAll("#page-annotations li")).map((li) => ({
+        return Array.from(document.querySelectorAll("#annotations li")).map((li) => ({
             text: li.textContent,
             share: Array.from(li.querySelectorAll("button[data-action=share]")).map((b) => b.textContent),
             remove: li.querySelectorAll("button[title^=Remove]").length,
+            edit: li.querySelectorAll("button[data-action=edit], select[data-action=color]").length,
             by: Array.from(li.querySelectorAll(".by")).map((s) => s.textContent.trim()),
         }));""")
 
@@ -52,8 +54,11 @@ try:
     driver.get(f"{url.rstrip('/')}/books/{book}/pages/{page}")
     wait(lambda: len(listed()) >= 2, "the page's annotations")
     before = listed()
+    tags = wait(lambda: driver.execute_script(
+        "return Array.from(document.querySelectorAll(`.page[data-number='${arguments[0]}'] .marks div.theirs .author-tag`))"
+        ".map((t) => t.textContent)", int(page)), "someone else's highlight drawn with their name")
     clicked = driver.execute_script("""
-        const item = Array.from(document.querySelectorAll("#page-annotations li")).find((li) => li.textContent.includes(arguments[0]));
+        const item = Array.from(document.querySelectorAll("#annotations li")).find((li) => li.textContent.includes(arguments[0]));
         const button = item && item.querySelector("button[data-action=share]");
         if (button) button.click();
         return !!button;""", own)
@@ -62,6 +67,6 @@ try:
     status = wait(lambda: (lambda said: "Shared with the team" in said and said)(
         driver.execute_script('return document.getElementById("status").textContent')), "the reader to say it is shared")
     wait(lambda: any(own in a["text"] and a["share"] == ["shared"] for a in listed()), "the list to show it shared")
-    print(json.dumps({"before": before, "after": listed(), "status": status}))
+    print(json.dumps({"before": before, "after": listed(), "status": status, "tags": tags}))
 finally:
     driver.quit()

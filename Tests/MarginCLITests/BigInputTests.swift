@@ -5,15 +5,6 @@ import Testing
 /// A 2,000-page PDF adds, searches and renders its last page with memory that does not grow
 /// with the page count beyond the text itself (compared with a 200-page one).
 @Suite struct BigInputTests {
-    func makeBook(_ path: String, pages: Int) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Fixtures.root + "/fixtures/make-fixtures.py", "--long", path, String(pages)]
-        try process.start()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-    }
-
     /// Peak resident memory in KiB of one margin run, and its exit status.
     func peak(_ box: Sandbox, _ arguments: [String]) throws -> (Int, Int32) {
         let process = Process()
@@ -38,7 +29,7 @@ import Testing
         var peaks = [Int: [Int]]()
         for pages in [200, 2000] {
             let path = box.folder.path + "/long-\(pages).pdf"
-            try makeBook(path, pages: pages)
+            try Fixtures.makeLong(path, pages: pages)
             let library = Sandbox()
             var runs = [Int]()
             for arguments in [

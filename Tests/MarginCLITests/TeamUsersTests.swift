@@ -388,8 +388,9 @@ import Testing
         #expect(seen.contains("Zebra crossings"), "\(seen)")
     }
 
-    /// In Chromium: bob's shared highlight shows his name and no buttons; alice shares hers with
-    /// the button the reader gives it.
+    /// In Chromium: bob's shared highlight is drawn with his name and listed with no buttons
+    /// (alice can't edit, recolour, share or remove it); alice shares hers with the button the
+    /// reader gives it.
     @Test(
         Prerequisite.needs(
             TestCluster.available && BrowserTests.chromium,
@@ -409,9 +410,15 @@ import Testing
         let before = try #require(report["before"] as? [[String: Any]])
         let bobs = try #require(before.first { ($0["text"] as? String)?.contains("Zebra") == true })
         #expect(bobs["by"] as? [String] == ["— \(team.bob)"], "\(bobs)")
-        #expect((bobs["share"] as? [String])?.isEmpty == true && bobs["remove"] as? Int == 0, "\(bobs)")
+        #expect(
+            (bobs["share"] as? [String])?.isEmpty == true && bobs["remove"] as? Int == 0 && bobs["edit"] as? Int == 0,
+            "none of his is hers to change: \(bobs)")
+        // Drawn on the page apart from hers, with his name.
+        #expect(report["tags"] as? [String] == [team.bob], "\(report)")
         let hers = try #require(before.first { ($0["text"] as? String)?.contains("only one") == true })
-        #expect(hers["share"] as? [String] == ["share"] && hers["remove"] as? Int == 1, "\(hers)")
+        #expect(
+            hers["share"] as? [String] == ["share"] && hers["remove"] as? Int == 1 && hers["edit"] as? Int == 2,
+            "\(hers)")
         // Shared: bob sees it now.
         let seen = try team.bob("highlight", "list", "--all-users", "--json").stdout
         #expect(seen.contains("only one"), "\(seen)")

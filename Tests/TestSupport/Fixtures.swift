@@ -23,6 +23,18 @@ public enum Fixtures {
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 
+    /// Writes a book of `pages` pages, each saying its number (fixtures/make-fixtures.py --long).
+    public static func makeLong(_ path: String, pages: Int) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root + "/fixtures/make-fixtures.py", "--long", path, String(pages)]
+        try process.start()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+    }
+
     public static func bytes(_ path: String) -> [UInt8] {
         Array(FileManager.default.contents(atPath: path) ?? Data())
     }

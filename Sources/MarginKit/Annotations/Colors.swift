@@ -8,6 +8,10 @@ public enum HighlightColor {
         "red": "#ff6666", "orange": "#f19837", "gray": "#aaaaaa",
     ]
     public static let defaultColor = "#ffd400"
+    /// The colours a reader offers, in the order offered (the first is the default).
+    public static let palette: [(name: String, hex: String)] = [
+        "yellow", "green", "blue", "pink", "purple", "red", "orange", "gray",
+    ].map { ($0, named[$0] ?? defaultColor) }
 
     /// Normalises a name or `#RRGGBB` to lowercase `#rrggbb`.
     public static func parse(_ text: String) throws -> String {

@@ -13,6 +13,23 @@ public struct PageLayout: Sendable, Encodable {
     public var boxes: [[Double]]
 }
 
+/// A book's pages as a reader lays them out: `sizes[i]` is page i+1's `[width, height]` in PDF
+/// points; `labels[i]` its printed number, nil when the PDF numbers its pages 1, 2, 3….
+public struct PageGuide: Sendable, Encodable {
+    public var pages: Int
+    public var sizes: [[Double]]
+    public var labels: [String]?
+
+    enum CodingKeys: String, CodingKey { case pages, sizes, labels }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(pages, forKey: .pages)
+        try container.encode(sizes, forKey: .sizes)
+        try container.encode(labels, forKey: .labels)
+    }
+}
+
 /// Where a reader asks for a highlight: a run of characters of a page's `PageLayout.text`.
 public struct HighlightSelection: Sendable {
     public var page: Int
@@ -52,6 +69,26 @@ extension Library {
                 } ?? Array(repeating: [0, 0, 0, 0], count: scalars)
             return PageLayout(page: number, width: width, height: height, text: reading.text, boxes: boxes)
         }
+    }
+
+    /// Every page's size in PDF points (as `PageLayout` gives one page's) and printed number, for
+    /// a reader to lay the whole book out before any page is drawn. Only reads.
+    public func pageGuide(_ book: Book) async throws -> PageGuide {
+        let path = try cachedFile(book)
+        let password = try password(of: book)
+        let count = book.pages
+        let sizes = try await blocking { [documents] in
+            try readingPDF(book) {
+                try documents.withDocument(path: path, password: password) { document in
+                    try (1...max(1, min(count, document.pageCount))).map { number -> [Double] in
+                        let (width, height) = try document.page(number).size
+                        return [width, height]
+                    }
+                }
+            }
+        }
+        let labels = try await guide(of: book.id ?? 0)?.labels
+        return PageGuide(pages: sizes.count, sizes: sizes, labels: labels?.count == sizes.count ? labels : nil)
     }
 
     /// One page as PNG (at `dpi`, capped as `render` caps it) or SVG, in memory. Only reads.

@@ -46,15 +46,14 @@ enum Assets {
         .page-row { display: flex; justify-content: center; align-items: flex-start; gap: 12px; margin: 0 auto 12px; }
         .page { position: relative; flex: none; background: var(--paper); box-shadow: 0 1px 4px rgba(0,0,0,.18); }
         .page.loading { background: #fafafa linear-gradient(90deg, #fafafa, #f0f0f3, #fafafa); }
-        .page img { display: block; width: 100%; height: 100%; user-select: none; }
-        .page img:not([src]) { visibility: hidden; }
+        .page canvas { display: block; width: 100%; height: 100%; user-select: none; }
         .page-memos { flex: 0 0 220px; display: flex; flex-direction: column; gap: .4rem; }
         .page-memos .memo { margin: 0; padding: .45rem .6rem; background: #fff6bf; border-left: 3px solid #e6c200; border-radius: 4px; font-size: .9rem; white-space: pre-wrap; overflow-wrap: anywhere; }
         .page-memos .memo.theirs { background: #eef3ff; border-left-color: #7a8fd6; }
         .marks, .text-layer { position: absolute; inset: 0; }
         .marks div { position: absolute; background: var(--color); mix-blend-mode: multiply; opacity: .45; border-radius: 2px; pointer-events: none; }
         .marks div.theirs { background: transparent; opacity: 1; mix-blend-mode: normal; border-bottom: 2px dashed var(--color); box-shadow: inset 0 -0.35em 0 color-mix(in srgb, var(--color) 30%, transparent); }
-        .marks .author-tag { position: absolute; bottom: 100%; left: 0; font-size: 11px; line-height: 1.2; padding: 0 .3em; border-radius: 3px; background: #39406b; color: #fff; white-space: nowrap; }
+        .marks .author-tag { position: absolute; top: 0; right: calc(100% + 4px); font-size: 11px; line-height: 1.2; padding: 0 .3em; border-radius: 3px; background: #39406b; color: #fff; white-space: nowrap; }
         .text-layer { line-height: 1; }
         .text-layer span { position: absolute; color: transparent; white-space: pre; overflow: hidden; cursor: text;
           font-size: calc(var(--h, 10) * var(--scale, 1) * 1px); font-family: sans-serif; }
@@ -223,24 +222,24 @@ enum Assets {
               el.dataset.number = n;
               el.setAttribute("role", "region");
               el.setAttribute("aria-label", `Page ${label(n)}`);
-              const img = document.createElement("img");
-              img.alt = "";
-              img.decoding = "async";
-              img.addEventListener("error", () => imageFailed(n));
-              img.addEventListener("load", () => { el.classList.remove("loading"); renders.done++; });
+              // Drawn into a canvas (not an <img>): emptied when far from the view, its memory is
+              // given back at once (a browser keeps decoded images of its cache).
+              const canvas = document.createElement("canvas");
+              canvas.width = 0;
+              canvas.height = 0;
               const marks = document.createElement("div");
               marks.className = "marks";
               const layer = document.createElement("div");
               layer.className = "text-layer";
               layer.dataset.page = n;
-              el.append(img, marks, layer);
+              el.append(canvas, marks, layer);
               const memos = document.createElement("aside");
               memos.className = "page-memos";
               memos.hidden = true;
               memos.setAttribute("aria-label", `Memos on page ${label(n)}`);
               row.append(el, memos);
               fragment.appendChild(row);
-              pages.push({ n, row, el, img, marks, layer, memos, dpi: 0, built: false });
+              pages.push({ n, row, el, canvas, marks, layer, memos, dpi: 0, built: false, drawing: null });
             });
             pagesBox.replaceChildren(fragment);
           }
@@ -248,13 +247,35 @@ enum Assets {
           // Counts what the reader asked the server to draw, for the load bench (`data-renders`).
           const renders = { asked: 0, done: 0 };
 
-          async function imageFailed(n) {
-            const page = pageOf(n);
-            if (!page.img.getAttribute("src")) return;
-            let reason = "the server could not draw it";
-            try { reason = (await (await fetch(page.img.src)).json()).error || reason; } catch (error) { /* said below */ }
-            page.el.dataset.failed = "true";
-            say(`Page ${label(n)} could not be drawn: ${reason}`, true);
+          /// Fetches page `page` drawn at `dpi` and paints it; a later call or `hide` cancels it.
+          async function draw(page, dpi) {
+            if (page.drawing) page.drawing.abort();
+            const drawing = new AbortController();
+            page.drawing = drawing;
+            renders.asked++;
+            reader.dataset.renders = String(renders.asked);
+            try {
+              const response = await fetch(`/api/books/${book}/pages/${page.n}.png?dpi=${dpi}`, { signal: drawing.signal });
+              if (!response.ok) {
+                const reason = (await response.json().catch(() => ({}))).error || "the server could not draw it";
+                page.el.dataset.failed = "true";
+                say(`Page ${label(page.n)} could not be drawn: ${reason}`, true);
+                return;
+              }
+              const bitmap = await createImageBitmap(await response.blob());
+              if (drawing.signal.aborted) { bitmap.close(); return; }
+              page.canvas.width = bitmap.width;
+              page.canvas.height = bitmap.height;
+              page.canvas.getContext("2d").drawImage(bitmap, 0, 0);
+              bitmap.close();
+              page.el.classList.remove("loading");
+              page.el.dataset.drawn = String(dpi);
+              renders.done++;
+            } catch (error) {
+              if (error.name !== "AbortError") say(`Page ${label(page.n)} could not be drawn: ${error.message}`, true);
+            } finally {
+              if (page.drawing === drawing) page.drawing = null;
+            }
           }
 
           function layoutTops() {
@@ -336,12 +357,14 @@ enum Assets {
           function update() {
             const now = performance.now();
             clearTimeout(updateTimer);
-            if (now - lastUpdate < 120) { updateTimer = setTimeout(update, 120); return; }
+            if (now - lastUpdate < 60) { updateTimer = setTimeout(update, 60); return; }
             lastUpdate = now;
-            const first = pageAt(window.scrollY), last = pageAt(window.scrollY + window.innerHeight);
-            const near = [first - 1, last + 1];
-            for (let n = Math.max(1, near[0]); n <= Math.min(pages.length, near[1]); n++) show(pageOf(n));
-            const keep = [first - 4, last + 4];
+            const first = pageAt(viewTop()), last = pageAt(window.scrollY + window.innerHeight);
+            // The pages in view first, then the two after them and the one before.
+            for (const n of [...Array(last - first + 1).keys()].map((i) => first + i).concat([last + 1, last + 2, first - 1])) {
+              if (n >= 1 && n <= pages.length) show(pageOf(n));
+            }
+            const keep = [first - 4, last + 5];
             for (const page of pages) {
               if ((page.n < keep[0] || page.n > keep[1]) && (page.built || page.dpi)) hide(page);
             }
@@ -353,10 +376,8 @@ enum Assets {
             const dpi = wantedDPI();
             if (page.dpi !== dpi && !page.el.dataset.failed) {
               page.dpi = dpi;
-              page.el.classList.add("loading");
-              renders.asked++;
-              reader.dataset.renders = String(renders.asked);
-              page.img.src = `/api/books/${book}/pages/${page.n}.png?dpi=${dpi}`;
+              if (!page.el.dataset.drawn) page.el.classList.add("loading");
+              draw(page, dpi);
             }
             if (!page.built) {
               page.built = true;
@@ -368,7 +389,10 @@ enum Assets {
           }
 
           function hide(page) {
-            page.img.removeAttribute("src");
+            if (page.drawing) page.drawing.abort();
+            page.canvas.width = 0;
+            page.canvas.height = 0;
+            delete page.el.dataset.drawn;
             page.dpi = 0;
             page.built = false;
             page.layout = null;

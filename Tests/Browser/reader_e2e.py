@@ -13,8 +13,8 @@ The run is described by a JSON file (CONFIG):
                     appearing as they come (their images load, far ones are emptied).
   zoomed            {book, page, sentence}: zoom to 200 % with Ctrl +, highlight SENTENCE there.
   edit              edit the note of the highlight made, change its colour, in the sidebar.
-  outline           {book, entry, page}: click the outline's ENTRY, land on PAGE; the page box
-                    takes a printed label.
+  outline           {book, entry, page}: click the outline's ENTRY, land on PAGE, its chapter
+                    marked; the thumbnails: drawn, the page in view marked, one clicked.
   labels            {book, label, page}: type LABEL in the page box, land on PAGE.
   words             {home, book, query, steps}: a two-word query with a non-ASCII word from the home
                     page's box (HOME) and from the book's box (QUERY); then STEPS searched in the
@@ -207,15 +207,14 @@ def long_run():
     for target in list(range(2, 41)) + list(range(39, 0, -1)):
         driver.script(f"document.querySelector(\".page[data-number='{target}']\").scrollIntoView()")
         wait(lambda: in_view() == target, f"page {target} in view")
-        wait(lambda: driver.script(
-            f"const i = document.querySelector(\".page[data-number='{target}'] img\");"
-            " return i.complete && i.naturalWidth > 0"), f"page {target} drawn")
+        wait(lambda: attribute(f".page[data-number='{target}']", "data-drawn"), f"page {target} drawn")
         drawn.append(target)
         if target == 40:
             report["loaded_at_40"] = driver.script(
-                "return Array.from(document.querySelectorAll('.page img')).filter((i) => i.getAttribute('src')).length")
+                "return Array.from(document.querySelectorAll('.page canvas')).filter((c) => c.width > 0).length")
             report["page_1_emptied"] = driver.script(
-                "return !document.querySelector(\".page[data-number='1'] img\").getAttribute('src')")
+                "const page = document.querySelector(\".page[data-number='1']\");"
+                " return !page.dataset.drawn && page.querySelector('canvas').width === 0")
     report["drawn"] = len(drawn)
     report["scroll_height_at_end"] = driver.script("return document.documentElement.scrollHeight")
     report["back_at"] = in_view()
@@ -237,8 +236,10 @@ def zoomed_run():
     report["zoom"] = attribute("#reader", "data-zoom")
     report["zoom_width"] = [before, driver.script(
         f"return document.querySelector(\".page[data-number='{zoom['page']}']\").offsetWidth")]
-    report["zoom_dpi"] = wait(lambda: (lambda src: src and "dpi=192" in src and src)(
-        attribute(f".page[data-number='{zoom['page']}'] img", "src")), "the page drawn at 200 %")
+    report["zoom_dpi"] = wait(lambda: (lambda dpi: dpi == "192" and dpi)(
+        attribute(f".page[data-number='{zoom['page']}']", "data-drawn")), "the page drawn at 200 %")
+    report["zoom_pixels"] = driver.script(
+        f"return document.querySelector(\".page[data-number='{zoom['page']}'] canvas\").width")
     layer_ready(zoom["page"])
     report["zoom_selected"] = select(zoom["page"], zoom["sentence"])
     press("h")
@@ -276,6 +277,15 @@ def outline_run():
     report["outline_to"] = in_view()
     report["outline_current"] = wait(lambda: driver.script(
         "return document.querySelector('#outline li.current a')?.textContent"), "the current chapter")
+    # Thumbnails: drawn small, the page in view marked; a click goes to its page.
+    open_tab("thumbs")
+    report["thumbnails"] = wait(lambda: driver.script(
+        "const all = Array.from(document.querySelectorAll('#thumbnails img'));"
+        " return all.some((i) => i.complete && i.naturalWidth > 0) && [all.length,"
+        " document.querySelector('#thumbnails li.current span').textContent]"), "the thumbnails")
+    driver.script("document.querySelector(\"#thumbnails li[data-page='2'] a\").click()")
+    wait(lambda: in_view() == 2, "the thumbnail's page")
+    report["thumbnail_to"] = in_view()
 
 
 def labels_run():

@@ -26,8 +26,8 @@ for width, height in [(1400, 900), (390, 844)]:
                 wait(lambda: driver.script("return document.getElementById('reader').dataset.ready") == "true",
                      "the reader")
                 wait(lambda: driver.script(
-                    "return Array.from(document.querySelectorAll('.page img[src]')).every((i) => i.complete)"),
-                    "the pages drawn")
+                    "const n = document.getElementById('reader').dataset.pageNumber;"
+                    " return document.querySelector(`.page[data-number='${n}']`).dataset.drawn"), "the page drawn")
                 time.sleep(0.3)
             driver.screenshot(os.path.join(out, f"{name}-{width}.png"))
     finally:

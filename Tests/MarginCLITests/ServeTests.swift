@@ -491,11 +491,14 @@ final class Answers: @unchecked Sendable {
             #expect(report["zoom"] as? String == "200", "\(report)")
             let widths = report["zoom_width"] as? [Int] ?? []
             #expect(widths.count == 2 && widths[1] == 1632, "612 pt at 200 % (96 px an inch) is 1632 px: \(report)")
+            #expect(report["zoom_pixels"] as? Int == 1632, "drawn at 192 dpi, 1632 pixels wide: \(report)")
             #expect(report["zoom_selected"] as? String == zoomed, "\(report)")
             #expect(report["edited_note"] as? String == "an edited note", "\(report)")
             #expect(report["edited_color"] as? String == "#5fb236", "\(report)")
             #expect(
                 report["outline_to"] as? Int == 4 && report["outline_current"] as? String == "1.2 Scope", "\(report)")
+            #expect(report["thumbnails"] as? [AnyHashable] == [6, "2"], "six pages, page 4 (printed 2) in view: \(report)")
+            #expect(report["thumbnail_to"] as? Int == 2, "\(report)")
             #expect(report["label_shown"] as? String == "i" && report["label_to"] as? Int == 6, "\(report)")
             // A query with a space and a non-ASCII word, from the library's form (the browser
             // encodes the space as '+') and in the book; every term marked.

@@ -490,8 +490,9 @@ enum Assets {
             if (anchor) scrollToPage(anchor.n, Math.max(0, anchor.fraction));
             try { localStorage.setItem("margin.zoom", String(mode)); } catch (error) { /* private mode */ }
             // Pages are drawn again at the new resolution; the text layer and marks follow by
-            // themselves (they are placed in fractions of the page).
-            update();
+            // themselves (they are placed in fractions of the page). The first layout waits for the
+            // scroll to the page asked for.
+            if (keep) update();
           }
 
           const STEPS = [0.5, 0.67, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 1.75, 2, 2.5, 3, 4];

@@ -12,7 +12,9 @@ The run is described by a JSON file (CONFIG):
   long              a book of at least 40 pages: scroll from page 1 to 40 and back, pages
                     appearing as they come (their images load, far ones are emptied).
   zoomed            {book, page, sentence}: zoom to 200 % with Ctrl +, highlight SENTENCE there.
-  edit              edit the note of the highlight made, change its colour, in the sidebar.
+  edit              edit the note of the highlight made, change its colour, filter by colour,
+                    rename the bookmark, in the sidebar.
+  (chromium)        at 390 px: the library a list, no page scrolling sideways.
   outline           {book, entry, page}: click the outline's ENTRY, land on PAGE, its chapter
                     marked; the thumbnails: drawn, the page in view marked, one clicked.
   labels            {book, label, page}: type LABEL in the page box, land on PAGE.
@@ -262,6 +264,34 @@ def edit_run():
     status_says("Now green")
     report["edited_color"] = wait(lambda: (lambda color: color != "#ffd400" and color)(driver.script(
         "return document.querySelector('#annotations li.highlight').dataset.color")), "the colour changed")
+    # Filters: by colour, one of the two highlights.
+    driver.script("const s = document.getElementById('filter-color'); s.value = '#5fb236';"
+                  " s.dispatchEvent(new Event('change'))")
+    report["filtered"] = driver.script("return Array.from(document.querySelectorAll('#annotations li:not([hidden])'))"
+                                       ".map((li) => li.dataset.kind)")
+    driver.script("const s = document.getElementById('filter-color'); s.value = '';"
+                  " s.dispatchEvent(new Event('change'))")
+    # A bookmark renamed in place.
+    driver.script("document.querySelector('#annotations li.bookmark button[data-action=edit]').click()")
+    field = wait(lambda: driver.finds("#annotations li.bookmark form.edit input"), "the bookmark's field")[0]
+    field.clear()
+    field.send_keys("chapter two" + ENTER)
+    status_says("Bookmark renamed")
+
+
+def narrow_run():
+    """At 390 px (a phone; chromium only): the library a list, nothing scrolls sideways."""
+    driver.viewport(390, 844)
+    driver.get(f"{url}/")
+    wait(lambda: driver.finds("table.books"), "the library")
+    report["narrow_library"] = driver.script(
+        "return [document.documentElement.scrollWidth, getComputedStyle(document.querySelector('table.books tr')).display]")
+    driver.script("localStorage.removeItem('margin.zoom')")  # the 200 % chosen above is remembered
+    driver.get(f"{url}/books/{config['book']}/pages/1")
+    ready()
+    report["narrow_reader"] = driver.script(
+        "return [document.documentElement.scrollWidth, document.querySelector('header.bar').offsetHeight,"
+        " document.body.classList.contains('side-closed')]")
 
 
 def outline_run():
@@ -348,6 +378,8 @@ try:
         labels_run()
     if config.get("words"):
         words_run()
+    if config.get("words") and browser == "chromium":
+        narrow_run()
     report["console_errors"] = driver.console_errors()
     report["page_errors"] = attribute("#reader", "data-errors")
 finally:

@@ -495,9 +495,22 @@ final class Answers: @unchecked Sendable {
             #expect(report["zoom_selected"] as? String == zoomed, "\(report)")
             #expect(report["edited_note"] as? String == "an edited note", "\(report)")
             #expect(report["edited_color"] as? String == "#5fb236", "\(report)")
+            #expect(report["filtered"] as? [String] == ["highlight"], "\(report)")
+            if browser == "chromium" {
+                // At 390 px: a list, nothing wider than the screen, the sidebar closed, a short bar.
+                let library = report["narrow_library"] as? [AnyHashable] ?? []
+                #expect(
+                    library.count == 2 && (library[0] as? Int ?? 999) <= 390 && library[1] as? String == "block",
+                    "\(report)")
+                let reader = report["narrow_reader"] as? [AnyHashable] ?? []
+                #expect(reader.count == 3 && (reader[0] as? Int ?? 999) <= 390, "\(report)")
+                #expect((reader.count == 3 ? reader[1] as? Int : nil).map { $0 <= 160 } == true, "\(report)")
+                #expect(reader.count == 3 && reader[2] as? Bool == true, "\(report)")
+            }
             #expect(
                 report["outline_to"] as? Int == 4 && report["outline_current"] as? String == "1.2 Scope", "\(report)")
-            #expect(report["thumbnails"] as? [AnyHashable] == [6, "2"], "six pages, page 4 (printed 2) in view: \(report)")
+            #expect(
+                report["thumbnails"] as? [AnyHashable] == [6, "2"], "six pages, page 4 (printed 2) in view: \(report)")
             #expect(report["thumbnail_to"] as? Int == 2, "\(report)")
             #expect(report["label_shown"] as? String == "i" && report["label_to"] as? Int == 6, "\(report)")
             // A query with a space and a non-ASCII word, from the library's form (the browser
@@ -550,6 +563,7 @@ final class Answers: @unchecked Sendable {
         }
         let bookmarks = try #require(try box.ok("bookmark", "list", "--json").json() as? [[String: Any]])
         #expect(bookmarks.map { $0["page"] as? Int } == [2])
+        if !scanned { #expect(bookmarks.map { $0["label"] as? String } == ["chapter two"], "renamed in the sidebar") }
         let memos = try #require(try box.ok("memo", "list", "--json").json() as? [[String: Any]])
         #expect(memos.map { $0["text"] as? String } == ["a note from the browser"])
         #expect(memos.map { $0["page"] as? Int } == [2])

@@ -40,4 +40,13 @@ fi
     -o "-p $port -k $folder -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 $tls" start >/dev/null \
     || { cat "$folder/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
 export MARGIN_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres"
+# `$MARGIN_TEST_POSTGRES_CTL restart|stop|start`: what a test does to the server under its clients
+# (a restart, an outage), with the options it was started with.
+cat > "$folder/ctl" <<EOF
+#!/usr/bin/env bash
+exec ${as[*]} "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -m fast \\
+    -o "-p $port -k $folder -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 $tls" "\$@"
+EOF
+chmod 755 "$folder/ctl"
+export MARGIN_TEST_POSTGRES_CTL="$folder/ctl"
 "$@"

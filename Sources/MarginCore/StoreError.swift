@@ -14,6 +14,9 @@ public enum StoreError: Error, LocalizedError, Sendable {
     case gone(String)
     case busy(path: String)
     case failed(path: String, message: String)
+    /// The database server can't be reached, or the connection to it was lost mid-way: nothing
+    /// was changed (an open transaction is rolled back by the server).
+    case unreachable(path: String, reason: String)
 
     public var errorDescription: String? {
         switch self {
@@ -40,6 +43,9 @@ public enum StoreError: Error, LocalizedError, Sendable {
             return "the library at \(path) is busy: another margin process held it for 30 seconds; try again"
         case .failed(let path, let message):
             return "the library database \(path) refused the change (\(message)); nothing was changed"
+        case .unreachable(let path, let reason):
+            return
+                "the library database \(path) can't be reached (\(reason)); nothing was changed: try again when it answers"
         }
     }
 }

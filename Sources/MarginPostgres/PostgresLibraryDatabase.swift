@@ -305,15 +305,47 @@ final class PostgresSession: @unchecked Sendable {
     @discardableResult
     func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
         connection.eventLoop.preconditionNotInEventLoop()
+        // A statement on a connection the server closed (a restart, an outage) is never answered:
+        // it is refused at once, and one running when the connection closes fails then.
+        guard !connection.isClosed else { throw StoreError.unreachable(path: path, reason: Self.lost) }
+        let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        let done = DispatchSemaphore(value: 0)
+        answer.whenComplete { _ in done.signal() }
+        // Looked at every 200 ms while a statement runs (most answer within a few).
+        var closedAt: DispatchTime?
+        while done.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
+            guard connection.isClosed else { continue }
+            // Closed: the answer comes now or never.
+            let now = DispatchTime.now()
+            if let closedAt, now.uptimeNanoseconds - closedAt.uptimeNanoseconds > 1_000_000_000 {
+                throw StoreError.unreachable(path: path, reason: Self.lost)
+            }
+            closedAt = closedAt ?? now
+        }
         do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+            return try answer.wait()
         } catch {
             throw Self.storeError(error, path: path)
         }
     }
 
+    static let lost = "the connection to the PostgreSQL server was lost"
+
     /// PostgreSQL's error as the store says it: a lost race to retry, or a failure.
     static func storeError(_ error: any Error, path: String) -> any Error {
+        if let error = error as? StoreError { return error }
+        if let error = error as? PSQLError {
+            // Class 08, a connection exception; class 57, the server shutting down or starting.
+            if let code = error.serverInfo?[.sqlState], code.hasPrefix("08") || code.hasPrefix("57") {
+                return StoreError.unreachable(path: path, reason: PostgresLibraryDatabase.message(error))
+            }
+            if [.serverClosedConnection, .clientClosedConnection].contains(error.code) {
+                return StoreError.unreachable(path: path, reason: lost)
+            }
+            if error.code == .connectionError {
+                return StoreError.unreachable(path: path, reason: PostgresLibraryDatabase.message(error))
+            }
+        }
         let message = PostgresLibraryDatabase.message(error)
         if let code = (error as? PSQLError)?.serverInfo?[.sqlState], PostgresConflict.codes.contains(code) {
             return PostgresConflict(message: message)

@@ -23,9 +23,17 @@ struct PostgresRepository: Repository {
         async throws -> T
     {
         var attempt = 0
+        var reconnected = false
         while true {
             do {
                 return try await attemptTransaction(readOnly: readOnly, body)
+            } catch StoreError.unreachable(let path, let reason) {
+                // A read whose connection was lost (the server restarted) is read again once, on a
+                // new connection; a write is not (its COMMIT may have been the statement lost).
+                guard readOnly, !reconnected, !reason.hasPrefix(noConnection) else {
+                    throw StoreError.unreachable(path: path, reason: reason)
+                }
+                reconnected = true
             } catch let conflict as PostgresConflict {
                 // Another client's write won the race: run the transaction again on what it wrote.
                 // Each round at least one of the clients racing for the same row (a new book's
@@ -44,29 +52,34 @@ struct PostgresRepository: Repository {
     ) async throws -> T {
         let database = self.database
         let audience = Audience.chosen ?? database.audience
-        func store(_ session: PostgresSession) -> PostgresStore {
+        @Sendable func store(_ session: PostgresSession) -> PostgresStore {
             PostgresStore(session: session, user: database.user, audience: audience, statistics: database.statistics)
         }
         // The first connection when it is free (a command's one transaction at a time needs no
         // other), else one from the pool.
         let first = store(database.session)
-        if let done = try await blocking({
-            try database.session.transactionIfFree(readOnly: readOnly) { try body(first) }
-        }) {
+        if !database.session.connection.isClosed,
+            let done = try await blocking({
+                try database.session.transactionIfFree(readOnly: readOnly) { try body(first) }
+            })
+        {
             return done
         }
         // Else a pooled connection, in PostgresNIO's transaction (BEGIN, COMMIT, ROLLBACK when
         // the body throws), the connection's own calls awaited, not waited for.
         let path = database.path ?? "postgres"
         do {
-            return try await database.client.withTransaction(logger: database.logger) { connection in
-                if readOnly {
-                    try await connection.query(
-                        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger)
+            return try await leased(path: path) { lease in
+                try await database.client.withTransaction(logger: database.logger) { connection in
+                    lease.started(on: connection)
+                    if readOnly {
+                        try await connection.query(
+                            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger)
+                    }
+                    let session = PostgresSession(connection: connection, logger: database.logger, path: path)
+                    let pooled = store(session)
+                    return try await blocking { try body(pooled) }
                 }
-                let session = PostgresSession(connection: connection, logger: database.logger, path: path)
-                let pooled = store(session)
-                return try await blocking { try body(pooled) }
             }
         } catch let error as PostgresTransactionError {
             // What the body threw is the store's error already; PostgreSQL's own, said as the store says it.
@@ -76,6 +89,83 @@ struct PostgresRepository: Repository {
         } catch let error as PSQLError {
             throw PostgresSession.storeError(error, path: path)
         }
+    }
+}
+
+/// How long a transaction waits for a pooled connection: the pool tries to connect meanwhile
+/// (a server restarting), and a server that stays away is said, not waited for.
+let leaseTimeout: Duration = .seconds(10)
+/// How that is said.
+let noConnection = "no connection to the PostgreSQL server"
+
+/// The connection a transaction leased, once it has one.
+final class Lease: @unchecked Sendable {
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+
+    func started(on connection: PostgresConnection) { lock.withLock { self.connection = connection } }
+
+    var state: (leased: Bool, closed: Bool) {
+        lock.withLock { (connection != nil, connection?.isClosed ?? false) }
+    }
+}
+
+/// Resumes a continuation once, whichever of its racers comes first.
+private final class Once<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+
+    init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = continuation }
+
+    func resume(_ result: Result<T, any Error>) {
+        lock.withLock {
+            continuation?.resume(with: result)
+            continuation = nil
+        }
+    }
+}
+
+/// `work`, given up when it hasn't leased a connection within `leaseTimeout`, or when its
+/// connection has been closed for a second (PostgresNIO leaves a statement sent on a closed
+/// connection unanswered): said as the database unreachable, the work cancelled and left to end.
+private func leased<T: Sendable>(path: String, _ work: @escaping @Sendable (Lease) async throws -> T) async throws -> T
+{
+    let lease = Lease()
+    let task = Task { try await work(lease) }
+    let watch = Task { () -> String? in
+        let start = ContinuousClock.now
+        var closedAt: ContinuousClock.Instant?
+        while true {
+            try await Task.sleep(for: .milliseconds(250))
+            let (leased, closed) = lease.state
+            if !leased, ContinuousClock.now - start > leaseTimeout {
+                return "\(noConnection) within \(leaseTimeout.components.seconds) s"
+            }
+            if closed {
+                let since = closedAt ?? ContinuousClock.now
+                closedAt = since
+                if ContinuousClock.now - since > .seconds(1) { return PostgresSession.lost }
+            }
+        }
+    }
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            let once = Once(continuation)
+            Task {
+                let result = await task.result
+                watch.cancel()
+                once.resume(result)
+            }
+            Task {
+                if let reason = try? await watch.value {
+                    task.cancel()
+                    once.resume(.failure(StoreError.unreachable(path: path, reason: reason)))
+                }
+            }
+        }
+    } onCancel: {
+        task.cancel()
+        watch.cancel()
     }
 }
 

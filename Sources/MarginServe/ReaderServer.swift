@@ -58,7 +58,11 @@ public struct ReaderServer: Sendable {
         return router
     }
 
-    /// Serves on `host:port` until SIGINT or SIGTERM, then lets requests in flight finish.
+    /// How long requests in flight may take to finish once the server is asked to stop.
+    static let shutdownGrace: Duration = .seconds(5)
+
+    /// Serves on `host:port` until SIGINT or SIGTERM, then lets requests in flight finish
+    /// (for `shutdownGrace` at most).
     /// `ready` gets the port bound (the one asked for, or the system's choice for 0).
     public func run(ready: @escaping @Sendable (Int) -> Void) async throws {
         let host = settings.host
@@ -127,11 +131,21 @@ struct TokenMiddleware: RouterMiddleware {
     }
 }
 
-/// Kills the renders under way when the server is asked to stop.
+/// Kills the renders under way when the server is asked to stop, and stops the process if the
+/// requests in flight haven't finished within `ReaderServer.shutdownGrace` (one waiting for a
+/// database that went away, say): asked to stop, it stops within seconds.
 struct RenderReaper: Service {
     func run() async throws {
         try? await gracefulShutdown()
         IsolatedRender.stopAll()
+        Task.detached {
+            try? await Task.sleep(for: ReaderServer.shutdownGrace)
+            FileHandle.standardError.write(
+                Data(
+                    "note: requests unfinished after \(ReaderServer.shutdownGrace.components.seconds) s were dropped\n"
+                        .utf8))
+            exit(0)
+        }
     }
 }
 
@@ -223,6 +237,9 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return (.contentTooLarge, "the request's body is too large")
         case is CancellationError:
             return (.serviceUnavailable, "the request was stopped (its client went away, or the server is stopping)")
+        case let error as StoreError:
+            if case .unreachable = error { return (.serviceUnavailable, error.localizedDescription) }
+            return (.internalServerError, error.localizedDescription)
         case let error as PDFError:
             // What the PDF can't give is the book's state, not the server's failure: said as
             // the CLI says it, with what to do.

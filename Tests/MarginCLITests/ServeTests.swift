@@ -129,10 +129,10 @@ func fetch(
 
 /// Runs a script of Tests/Browser with python3: its exit status, stdout, and what it said on
 /// stderr (read on a thread of its own, so neither pipe fills while the other is read).
-func runBrowserScript(_ arguments: [String]) throws -> (Int32, Data, String) {
+func runBrowserScript(_ arguments: [String], with program: String = "python3") throws -> (Int32, Data, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3"] + arguments
+    process.arguments = [program] + arguments
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out

@@ -424,3 +424,46 @@ import Testing
         #expect(seen.contains("only one"), "\(seen)")
     }
 }
+
+/// PostgreSQL restarted and stopped under `margin serve` and the CLI (Tests/Team/connection_loss.py,
+/// on a cluster of its own that scripts/with-postgres.sh starts: the other tests' is untouched).
+@Suite struct ConnectionLossTests {
+    static let postgres =
+        FileManager.default.fileExists(atPath: "/usr/lib/postgresql")
+        && ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).contains {
+            FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/\($0)/bin/pg_ctl")
+        }
+
+    @Test(Prerequisite.needs(postgres, "needs PostgreSQL's server (make test installs it)"))
+    func aRestartOrAnOutageIsSaidAndLosesNothing() throws {
+        let (status, output, said) = try runBrowserScript(
+            [
+                "python3", Fixtures.root + "/Tests/Team/connection_loss.py", MarginRunner.binary,
+                Fixtures.root + "/fixtures/pdf",
+            ], with: Fixtures.root + "/scripts/with-postgres.sh")
+        #expect(status == 0, "\(said)")
+        let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
+        #expect(report["crashes"] == nil, "\(report)")
+        // Under load, through a restart: every request answered (no client gave up after 15 s),
+        // each a success or a 503 that says the database can't be reached; every memo
+        // acknowledged is stored, and no other; after the restart, everything succeeds.
+        #expect(Set(report["statuses"] as? [Int] ?? [0]).isSubset(of: [200, 201, 503]), "\(report)")
+        #expect((report["slowest"] as? Double ?? 99) < 15, "\(report)")
+        #expect(
+            (report["failures_said"] as? [String] ?? []).allSatisfy { $0.contains("library database") }, "\(report)")
+        #expect((report["acknowledged"] as? Int ?? 0) > 0, "\(report)")
+        #expect(report["acknowledged_stored"] as? Int == report["acknowledged"] as? Int, "\(report)")
+        #expect(report["stored"] as? Int == report["acknowledged"] as? Int, "nothing stored unacknowledged: \(report)")
+        #expect(Set(report["after_restart"] as? [Int] ?? [0]).isSubset(of: [200, 201]), "\(report)")
+        // The database gone: a 503 within the lease's 10 s, saying so; SIGTERM still stops serve.
+        let gone = report["gone"] as? [Any] ?? []
+        #expect(gone.first as? Int == 503 && (gone.dropFirst().first as? Double ?? 99) <= 12, "\(report)")
+        #expect((gone.last as? String)?.contains("can't be reached") == true, "\(report)")
+        #expect((report["stopped_in"] as? Double).map { $0 <= 8 } == true, "\(report)")
+        // The CLI: one error line with the database away; adds during a restart are whole or absent.
+        let away = report["cli_away"] as? [Any] ?? []
+        #expect(away.first as? Int == 1 && (away.last as? [String])?.count == 1, "\(report)")
+        #expect(
+            report["adds_consistent"] as? Bool == true && report["adds_errors_one_line"] as? Bool == true, "\(report)")
+    }
+}

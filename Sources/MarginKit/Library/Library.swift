@@ -179,7 +179,12 @@ public final class Library: Sendable {
     public func touch(_ book: Book, now: Date = Date()) async throws -> Book {
         // Reading a read-only library works; it just isn't remembered.
         guard !isReadOnly else { return book }
-        return try await database.touchBook(id: book.id ?? -1, at: now) ?? book
+        do {
+            return try await database.touchBook(id: book.id ?? -1, at: now) ?? book
+        } catch StoreError.unreachable {
+            // The change it follows is stored; only when the book was last opened is not.
+            return book
+        }
     }
 }
 

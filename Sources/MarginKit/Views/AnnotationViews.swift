@@ -142,7 +142,15 @@ extension Library {
         return annotations.map { AnnotationView($0, title: titles[$0.bookId], guide: guides[$0.bookId]) }
     }
 
+    /// One annotation as shown, after a change to it: the change is stored, so a library that
+    /// can't be reached now leaves out only its page's label and chapter.
     public func view<A: AnnotationModel>(_ annotation: A) async throws -> AnnotationView<A> {
-        AnnotationView(annotation, guide: try await guide(of: annotation.bookId))
+        let guide: BookGuide?
+        do {
+            guide = try await self.guide(of: annotation.bookId)
+        } catch StoreError.unreachable {
+            guide = nil
+        }
+        return AnnotationView(annotation, guide: guide)
     }
 }

@@ -32,7 +32,8 @@ struct GlobalOptions: ParsableArguments {
     /// none; the others read an absent one as empty, make nothing on disk, and say so. A folder
     /// is a SQLite library; a server's URL is opened by the backend registered for its scheme
     /// (`Services.backends`); the executable without backends hands such a command over.
-    func openLibrary(creating: Bool = false) throws -> Library {
+    /// `readers`: connections reading side by side (a server's), on a SQLite library.
+    func openLibrary(creating: Bool = false, readers: Int = 1) throws -> Library {
         let named = [library, environmentVariables["MARGIN_LIBRARY"]].compactMap { $0 }.first { !$0.isEmpty }
         let backends = Services.current.backends
         if let named, LibraryLocation.serverScheme(of: named) != nil, backends.isEmpty { throw NeedsFullExecutable() }
@@ -57,7 +58,9 @@ struct GlobalOptions: ParsableArguments {
             configuration: Settings.configuration,
             downloader: Services.current.downloader?(Settings.configuration) ?? NoDownloader()
         ) { [allUsers] database in
-            guard case .server(let scheme, let url) = paths.location else { return try LibraryDatabase(path: database) }
+            guard case .server(let scheme, let url) = paths.location else {
+                return try LibraryDatabase(path: database, readers: readers)
+            }
             guard let backend = backends.first(where: { $0.schemes.contains(scheme) }) else {
                 throw NeedsFullExecutable()
             }

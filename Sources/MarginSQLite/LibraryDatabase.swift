@@ -20,7 +20,10 @@ public final class LibraryDatabase: LibraryStore {
     /// A file written by a newer Margin (with migrations this build doesn't know) is refused and
     /// left untouched. Before migrating an existing file, a copy is written beside it as
     /// `<name>.bak-<version>`.
-    public init(path: String) throws {
+    ///
+    /// `readers` above 1 (a server) opens a pool: that many connections read side by side beside
+    /// the one that writes (SQLite's WAL); a command opens one connection.
+    public init(path: String, readers: Int = 1) throws {
         let fileManager = FileManager.default
         let folder = (path as NSString).deletingLastPathComponent
         if fileManager.fileExists(atPath: path),
@@ -37,7 +40,7 @@ public final class LibraryDatabase: LibraryStore {
         if fileManager.fileExists(atPath: path) {
             // Already in WAL mode and at this build's schema: open without any lock (the common
             // case; opening then changes nothing in the file).
-            if try Self.checkHeader(path), let opened = try? Self.openCurrent(path: path) {
+            if try Self.checkHeader(path), let opened = try? Self.openCurrent(path: path, readers: readers) {
                 self.writer = opened
                 self.path = path
                 self.backupPath = nil
@@ -94,7 +97,9 @@ public final class LibraryDatabase: LibraryStore {
         let pool: DatabasePool
         var backup: String?
         do {
-            pool = try DatabasePool(path: path, configuration: Self.makeConfiguration())
+            var configuration = Self.makeConfiguration()
+            configuration.maximumReaderCount = max(readers, 5)
+            pool = try DatabasePool(path: path, configuration: configuration)
             if !complete && applied > 0 {
                 // Written under a temporary name and renamed: a backup is whole or absent.
                 let target = "\(path).bak-\(applied)"
@@ -164,8 +169,19 @@ public final class LibraryDatabase: LibraryStore {
     /// at a time, and a pool would open a writer connection and set it up (several hundred
     /// microseconds) for commands that only read. The file is in WAL mode (checked by the
     /// caller), so other processes read while this one writes, and the other way round.
-    private static func openCurrent(path: String) throws -> DatabaseQueue? {
-        let queue = try DatabaseQueue(path: path, configuration: makeConfiguration())
+    private static func openCurrent(path: String, readers: Int) throws -> (any DatabaseWriter)? {
+        var configuration = makeConfiguration()
+        if readers > 1 {
+            configuration.maximumReaderCount = readers
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            let current = try pool.read { db in
+                Set(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")) == Set(Schema.identifiers)
+            }
+            if current { return pool }
+            try pool.close()
+            return nil
+        }
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
         // At this build's schema: the migrations applied are exactly the ones it knows (none
         // superseded, none missing). Read from GRDB's table directly: the migrator's own checks
         // go through its query interface, which introspects the schema first (1.9 million

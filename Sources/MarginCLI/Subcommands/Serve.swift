@@ -88,7 +88,10 @@ extension Margin {
                 )
             }
             guard let serve = Services.current.serve else { throw NeedsFullExecutable() }
-            let library = try global.openLibrary(creating: true)
+            // Requests read side by side: a connection a core, and as many again for those
+            // waiting on the disk.
+            let library = try global.openLibrary(
+                creating: true, readers: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
             let shown = host.contains(":") ? "[\(host)]" : host
             let quiet = global.quiet
             let openBrowser = open

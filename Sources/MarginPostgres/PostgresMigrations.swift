@@ -537,6 +537,45 @@ enum PostgresMigrations {
             END $$
             """
         ),
+        (
+            // A new version of a book moves every member's annotations, each still its owner's and
+            // as private as before: whoever may change the book's content (asked of the session's
+            // user: these functions run as the library's owner) reads them to place them again and
+            // writes back their places only (page, rects, the text found there), nothing else.
+            "v10-move-annotations",
+            """
+            CREATE FUNCTION may_move_all(book bigint) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+                SET search_path = margin, pg_temp
+                AS $$ SELECT pg_has_role(session_user, (SELECT relowner FROM pg_class WHERE oid = 'margin.book'::regclass), 'MEMBER')
+                    OR (EXISTS (SELECT 1 FROM margin.book b WHERE b.id = book AND b."addedBy" = session_user)
+                        AND NOT margin.annotated_by_others(book)) $$;
+            CREATE FUNCTION highlights_to_place(book bigint) RETURNS SETOF highlight LANGUAGE sql STABLE SECURITY DEFINER
+                SET search_path = margin, pg_temp
+                AS $$ SELECT * FROM margin.highlight WHERE "bookId" = book
+                    AND (owner = session_user OR margin.may_move_all(book)) ORDER BY id $$;
+            CREATE FUNCTION place_highlights(book bigint, places jsonb) RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
+                SET search_path = margin, pg_temp AS $$
+            DECLARE placed bigint;
+            BEGIN
+                UPDATE margin.highlight h SET page = (p->>'page')::bigint, text = p->>'text', prefix = p->>'prefix',
+                        suffix = p->>'suffix', rects = p->>'rects', orphaned = (p->>'orphaned')::boolean, norm = p->>'norm'
+                    FROM jsonb_array_elements(places) p
+                    WHERE h.id = (p->>'id')::bigint AND h."bookId" = book
+                        AND (h.owner = session_user OR margin.may_move_all(book));
+                GET DIAGNOSTICS placed = ROW_COUNT;
+                RETURN placed;
+            END $$;
+            CREATE FUNCTION move_pages(book bigint, moves jsonb) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+                SET search_path = margin, pg_temp AS $$
+            BEGIN
+                UPDATE margin.bookmark b SET page = (moves->>(b.page::text))::bigint
+                    WHERE b."bookId" = book AND moves ? (b.page::text) AND (b.owner = session_user OR margin.may_move_all(book));
+                UPDATE margin.memo m SET page = (moves->>(m.page::text))::bigint
+                    WHERE m."bookId" = book AND m.page IS NOT NULL AND moves ? (m.page::text)
+                        AND (m.owner = session_user OR margin.may_move_all(book));
+            END $$
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

@@ -328,6 +328,47 @@ struct PostgresStore: StoreWriter, TextIndex {
             binds)
     }
 
+    func highlightsToPlace(bookId: Int64) throws -> [Highlight] {
+        var binds = PostgresBindings()
+        binds.append(bookId)
+        return try run("SELECT * FROM margin.highlights_to_place($1)", binds).rows.map { row in
+            try Highlight(from: ColumnDecoder(row: row.makeRandomAccess()))
+        }
+    }
+
+    /// The database's own functions move them (`v10-move-annotations`): everyone's, when this
+    /// user may change the book's content, and only where they are.
+    func moveAnnotations(bookId: Int64, highlights: [Highlight], moved: [Int: Int]) throws {
+        struct Place: Encodable {
+            var id: Int64
+            var page: Int
+            var text, prefix, suffix, rects, norm: String
+            var orphaned: Bool
+        }
+        let places = try highlights.map { highlight in
+            let columns = Dictionary(try storedColumns(highlight).map { ($0.name, $0.value) }) { first, _ in first }
+            guard case .text(let rects)? = columns["rects"], case .text(let norm)? = columns["norm"] else {
+                throw StoreError.failed(path: session.path, message: "a highlight without its rects")
+            }
+            return Place(
+                id: highlight.id ?? 0, page: highlight.page, text: highlight.text, prefix: highlight.prefix,
+                suffix: highlight.suffix, rects: rects, norm: norm, orphaned: highlight.orphaned)
+        }
+        let encoder = JSONEncoder()
+        var binds = PostgresBindings()
+        binds.append(bookId)
+        binds.append(String(decoding: try encoder.encode(places), as: UTF8.self))
+        try run("SELECT margin.place_highlights($1, $2::jsonb)", binds)
+        var pages = PostgresBindings()
+        pages.append(bookId)
+        pages.append(
+            String(
+                decoding: try encoder.encode(
+                    Dictionary(uniqueKeysWithValues: moved.map { (String($0.key), $0.value) })),
+                as: UTF8.self))
+        try run("SELECT margin.move_pages($1, $2::jsonb)", pages)
+    }
+
     func delete<M: Model>(_ query: Query<M>) throws -> Int {
         var sql = SQLBuilder(table: M.entity)
         let statement = sql.delete(query)

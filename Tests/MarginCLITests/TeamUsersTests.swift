@@ -425,6 +425,69 @@ import Testing
     }
 }
 
+/// A new version of a book others annotated: the administrator's refresh moves every member's
+/// highlights, bookmarks and memos (the database's SECURITY DEFINER functions read and place
+/// them), each still its owner's and as private as before.
+@Suite struct TeamRefreshTests {
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aRefreshMovesEveryMembersAnnotationsEachStillTheirs() throws {
+        let team = try TeamUsersTests.Team()
+        let server = try TestHTTPServer(routes: [
+            "/paper.pdf": .validated(Fixtures.bytes(Fixtures.pdf("sample.pdf")), etag: "\"one\"")
+        ])
+        defer { server.shutdown() }
+        try team.bob("add", "-q", server.url("/paper.pdf"))
+        try team.alice("highlight", "add", "1", "--text", "An inverted index", "--page", "2")
+        try team.bob("highlight", "add", "1", "--text", "quick brown fox appears", "--page", "2")
+        try team.alice("bookmark", "add", "1", "2", "--label", "alice's")
+        try team.bob("memo", "add", "1", "--page", "2", "bob's")
+        // The new version: a preface first, every page a page later.
+        server.setRoute(
+            "/paper.pdf",
+            .validated(
+                Fixtures.bytes(Fixtures.pdf("sample-revised.pdf")), etag: "\"two\"",
+                lastModified: "Thu, 22 Oct 2026 07:28:00 GMT"))
+        // Bob added it, but alice annotated it too: only the administrator changes it now.
+        let refused = try team.bobFails("refresh", "1")
+        #expect(refused.stderr.contains("only"), "\(refused)")
+        let admin = Sandbox()
+        let refreshed = try admin.margin.run(["refresh", "1"], environment: ["MARGIN_LIBRARY": team.admin])
+        #expect(refreshed.status == 0, "\(refreshed)")
+
+        // Where the CLI places the same words on the new version.
+        let personal = Sandbox()
+        try personal.ok("add", Fixtures.pdf("sample-revised.pdf"))
+        func placed(_ text: String) throws -> [[Double]]? {
+            let made = try personal.ok("highlight", "add", "1", "--text", text, "--page", "3", "--json").json()
+            return (made as? [[String: Any]])?.first?["rects"] as? [[Double]]
+        }
+        for (member, text, other) in [
+            ("alice", "An inverted index", "quick brown fox appears"),
+            ("bob", "quick brown fox appears", "An inverted index"),
+        ] {
+            let listed =
+                member == "alice"
+                ? try team.alice("highlight", "list", "--all-users", "--json")
+                : try team.bob("highlight", "list", "--all-users", "--json")
+            let seen = try #require(try listed.json() as? [[String: Any]])
+            // Theirs, moved to page 3 and placed there as the CLI places it; the other's still unseen.
+            #expect(seen.count == 1, "\(member): \(seen)")
+            let own = try #require(seen.first)
+            #expect(own["text"] as? String == text && own["page"] as? Int == 3, "\(member): \(own)")
+            #expect(own["rects"] as? [[Double]] == (try placed(text)), "\(member): \(own)")
+            #expect(own["author"] as? String == (member == "alice" ? team.alice : team.bob), "\(own)")
+            #expect(own["shared"] as? Bool == false && own["orphaned"] as? Bool != true, "\(own)")
+            #expect(!seen.contains { $0["text"] as? String == other }, "\(member) sees the other's: \(seen)")
+        }
+        let bookmarks = try #require(try team.alice("bookmark", "list", "--json").json() as? [[String: Any]])
+        #expect(bookmarks.map { $0["page"] as? Int } == [3] && bookmarks.first?["label"] as? String == "alice's")
+        let memos = try #require(try team.bob("memo", "list", "--json").json() as? [[String: Any]])
+        #expect(memos.map { $0["page"] as? Int } == [3] && memos.first?["text"] as? String == "bob's")
+        #expect(try team.alice("memo", "list", "--all-users", "--json").stdout.contains("bob's") == false)
+    }
+}
+
 /// PostgreSQL restarted and stopped under `margin serve` and the CLI (Tests/Team/connection_loss.py,
 /// on a cluster of its own that scripts/with-postgres.sh starts: the other tests' is untouched).
 @Suite struct ConnectionLossTests {

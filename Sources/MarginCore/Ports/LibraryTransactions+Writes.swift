@@ -158,26 +158,21 @@ extension LibraryTransactions where Self: LibraryStore {
             let id = version.bookId
             guard var book = try store.find(Book.self, id: id) else { throw MarginError.bookNotFound(String(id)) }
             let now = Date()
+            let oldCount = book.pages
             book.sha256 = version.sha256
             book.bytes = version.bytes
             book.pages = version.pages
             book.updatedAt = now
             try storeText(change.text, for: &book, store, now: now)
-            for highlight in change.highlights { try store.update(highlight) }
             // Bookmarks and memos follow their page's text; a page that can't be found keeps its
             // number (within the new page count).
-            func moved(_ page: Int) -> Int { min(max(1, change.pageMap[page] ?? page), max(1, version.pages)) }
-            for var bookmark in try store.fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == id)) {
-                let page = moved(bookmark.page)
-                guard page != bookmark.page else { continue }
-                bookmark.page = page
-                try store.update(bookmark)
+            let oldPages = Set(change.pageMap.keys).union(1...max(1, oldCount))
+            var moved = [Int: Int]()
+            for page in oldPages {
+                let new = min(max(1, change.pageMap[page] ?? page), max(1, version.pages))
+                if new != page { moved[page] = new }
             }
-            for var memo in try store.fetch(Query<Memo>().filter(Memo.Fields.bookId == id)) {
-                guard let old = memo.page, moved(old) != old else { continue }
-                memo.page = moved(old)
-                try store.update(memo)
-            }
+            try store.moveAnnotations(bookId: id, highlights: change.highlights, moved: moved)
         }
     }
 

@@ -34,10 +34,18 @@ public protocol StoreReader {
     /// Who wrote the annotation `id` of `entity`, when this user may see it but the shown
     /// audience leaves it out (another user's shared one); nil otherwise.
     func hiddenAnnotationOwner(_ entity: String, id: Int64) throws -> String?
+    /// Every highlight of a book this user may place again on a new version of it: a team
+    /// library's member who may change the book's content places everyone's (it is read for
+    /// that only); anyone else their own.
+    func highlightsToPlace(bookId: Int64) throws -> [Highlight]
 }
 
 extension StoreReader {
     public func hiddenAnnotationOwner(_ entity: String, id: Int64) throws -> String? { nil }
+
+    public func highlightsToPlace(bookId: Int64) throws -> [Highlight] {
+        try fetch(Query<Highlight>().filter(Highlight.Fields.bookId == bookId))
+    }
 }
 
 /// Write access to the store, valid only inside `Repository.write`: everything done through one
@@ -53,6 +61,26 @@ public protocol StoreWriter: StoreReader {
     func upsert<M: Model>(_ model: inout M) throws
     /// Deletes the rows the query matches; returns how many.
     @discardableResult func delete<M: Model>(_ query: Query<M>) throws -> Int
+    /// Moves a book's annotations to a new version: the highlights given (as `highlightsToPlace`
+    /// read them, placed again), and the bookmarks and memos on a page `moved` maps elsewhere.
+    /// Only their places change.
+    func moveAnnotations(bookId: Int64, highlights: [Highlight], moved: [Int: Int]) throws
+}
+
+extension StoreWriter {
+    public func moveAnnotations(bookId: Int64, highlights: [Highlight], moved: [Int: Int]) throws {
+        for highlight in highlights { try update(highlight) }
+        for var bookmark in try fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == bookId)) {
+            guard let page = moved[bookmark.page], page != bookmark.page else { continue }
+            bookmark.page = page
+            try update(bookmark)
+        }
+        for var memo in try fetch(Query<Memo>().filter(Memo.Fields.bookId == bookId)) {
+            guard let old = memo.page, let page = moved[old], page != old else { continue }
+            memo.page = page
+            try update(memo)
+        }
+    }
 }
 
 extension StoreReader {

@@ -190,8 +190,10 @@ extension Library {
     func prepareSwitch(_ book: Book, to path: String, extracted: ExtractedText) async throws -> VersionSwitch {
         let document = try PDFEngines.current.open(path: path, password: try password(of: book))
         let recognized = Dictionary(extracted.ocr.map { ($0.page, $0) }, uniquingKeysWith: { first, _ in first })
-        let anchored = reanchor(
-            try await highlights(of: book), pages: extracted.pages, document: document, recognized: recognized)
+        // Everyone's the user may place (a team's: read for that only, never shown).
+        let id = book.id ?? -1
+        let placed = try await repository.read { store in try store.highlightsToPlace(bookId: id) }
+        let anchored = reanchor(placed, pages: extracted.pages, document: document, recognized: recognized)
         let mapping = pageMapping(old: try await pageTexts(of: book), new: extracted.pages)
         return VersionSwitch(
             change: VersionChange(text: extracted, highlights: anchored.updated, pageMap: mapping),

@@ -96,6 +96,20 @@ CLICKS = SPANS + """
 """ + COPY
 
 
+PINCH = """
+    if (typeof Touch === 'undefined' || typeof TouchEvent === 'undefined') return null;
+    const [from, to] = [arguments[0], arguments[1]];
+    const box = document.getElementById('pages');
+    const touch = (id, x) => new Touch({identifier: id, target: box, clientX: x, clientY: 300});
+    const fire = (type, touches) => box.dispatchEvent(new TouchEvent(type,
+        {touches, targetTouches: touches, changedTouches: touches, bubbles: true, cancelable: true}));
+    fire('touchstart', [touch(1, 300), touch(2, 300 + from)]);
+    fire('touchmove', [touch(1, 300), touch(2, 300 + to)]);
+    fire('touchend', []);
+    return document.getElementById('reader').dataset.zoom;
+"""
+
+
 def select(page, sentence):
     return driver.script(SELECT, page, sentence, sentence)
 
@@ -231,6 +245,12 @@ def zoomed_run():
     driver.script("document.querySelector('select[data-action=zoom]').value = '100';"
                   "document.querySelector('select[data-action=zoom]').dispatchEvent(new Event('change'))")
     wait(lambda: attribute("#reader", "data-zoom") == "100", "100 %")
+    # A pinch spreading two fingers from 100 to 150 px apart: 150 % (where the browser has touch
+    # events to make; chromium's).
+    report["pinch"] = driver.script(PINCH, 100, 150)
+    driver.script("document.querySelector('select[data-action=zoom]').value = '100';"
+                  "document.querySelector('select[data-action=zoom]').dispatchEvent(new Event('change'))")
+    wait(lambda: attribute("#reader", "data-zoom") == "100", "100 % again")
     for _ in range(12):
         if attribute("#reader", "data-zoom") == "200":
             break

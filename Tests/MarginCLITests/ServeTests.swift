@@ -489,6 +489,7 @@ final class Answers: @unchecked Sendable {
             #expect(report["page_1_emptied"] as? Bool == true, "\(report)")
             // Zoom: the page twice as wide, drawn at twice the resolution.
             #expect(report["zoom"] as? String == "200", "\(report)")
+            if browser == "chromium" { #expect(report["pinch"] as? String == "150", "a pinch zooms: \(report)") }
             let widths = report["zoom_width"] as? [Int] ?? []
             #expect(widths.count == 2 && widths[1] == 1632, "612 pt at 200 % (96 px an inch) is 1632 px: \(report)")
             #expect(report["zoom_pixels"] as? Int == 1632, "drawn at 192 dpi, 1632 pixels wide: \(report)")

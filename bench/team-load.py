@@ -102,11 +102,12 @@ if mismatches:
 
 
 
-def load(backend, env, users):
-    """`users` clients of one `margin serve` for args.seconds: (requests/s, {kind: latencies}, failures)."""
+def load(backend, env, users, servers=1):
+    """`users` clients of `servers` `margin serve` processes on one library (each client keeps to
+    one) for args.seconds: (requests/s, {kind: latencies}, failures)."""
     books = json.loads(subprocess.run([MARGIN, "list", "--json"], env=env, capture_output=True,
                                       text=True).stdout)
-    server, port = start_server(MARGIN, env, f"team-load ({backend})")
+    started = [start_server(MARGIN, env, f"team-load ({backend})") for _ in range(servers)]
     results = {"search": [], "annotate": []}
     failures = []
     lock = threading.Lock()
@@ -114,6 +115,7 @@ def load(backend, env, users):
 
     def client(seed):
         rng = random.Random(seed)
+        port = started[seed % servers][1]
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         while time.perf_counter() < deadline:
             body = None
@@ -150,8 +152,9 @@ def load(backend, env, users):
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - t0
-    server.terminate()
-    server.wait(timeout=60)
+    for server, _ in started:
+        server.terminate()
+        server.wait(timeout=60)
     return sum(len(v) for v in results.values()) / wall, results, failures
 
 
@@ -167,6 +170,12 @@ for users in (1, 8, 32):
         print(f"| {backend} | {users} | {rate:.1f} | {pct(results['search'], 50):.0f} ms | "
               f"{pct(results['search'], 99):.0f} ms | {pct(results['annotate'], 50):.0f} ms | "
               f"{pct(results['annotate'], 99):.0f} ms | {len(failures)} |")
+# Two servers on the PostgreSQL library, as behind a load balancer: 16 of the 32 users on each.
+rate, results, failures = load("PostgreSQL", BACKENDS["PostgreSQL"], 32, servers=2)
+all_failures += failures
+print(f"| PostgreSQL, two servers | 32 | {rate:.1f} | {pct(results['search'], 50):.0f} ms | "
+      f"{pct(results['search'], 99):.0f} ms | {pct(results['annotate'], 50):.0f} ms | "
+      f"{pct(results['annotate'], 99):.0f} ms | {len(failures)} |")
 for failure in all_failures[:10]:
     print(f"\n- failed: {failure}")
 # Every annotation that was acknowledged is there.

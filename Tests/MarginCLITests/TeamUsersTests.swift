@@ -425,6 +425,50 @@ import Testing
     }
 }
 
+/// Two `margin serve` processes on one team library, as behind a load balancer: each sees what
+/// the other wrote on its next request, and writes made through both at once are all kept.
+@Suite struct TwoServersTests {
+    @Test(
+        Prerequisite.needs(
+            TestCluster.available && ServeTests.curl, "needs curl and the cluster scripts/with-postgres.sh starts"))
+    func twoServersShareOneLibrary() throws {
+        let team = try TeamUsersTests.Team()
+        try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
+        let environment = ["MARGIN_LIBRARY": team.aliceURL]
+        let first = try RunningServer(team.aliceBox, [], environment: environment)
+        defer { _ = first.stop() }
+        let second = try RunningServer(Sandbox(), [], environment: environment)
+        defer { _ = second.stop() }
+        // One after the other, alternating: written through one, listed through the other at once.
+        for index in 0..<6 {
+            let (writer, reader) = index % 2 == 0 ? (first, second) : (second, first)
+            let (status, body) = try fetch(
+                writer.url + "/api/books/1/memos", method: "POST", body: #"{"page": 1, "text": "memo \#(index)"}"#)
+            #expect(status == 201, "\(body)")
+            let (_, listed) = try fetch(reader.url + "/api/books/1/memos")
+            #expect(listed.contains("memo \(index)"), "written through one, not seen through the other: \(listed)")
+        }
+        // Both at once: 8 clients, 5 memos each, half through each server.
+        let answers = Answers()
+        DispatchQueue.concurrentPerform(iterations: 8) { client in
+            let server = client % 2 == 0 ? first : second
+            for index in 0..<5 {
+                let answer = try? fetch(
+                    server.url + "/api/books/1/memos", method: "POST",
+                    body: #"{"page": 2, "text": "client \#(client) memo \#(index)"}"#)
+                answers.set("\(client)-\(index)", answer.map { ($0.0, $0.1) })
+            }
+        }
+        var created = 0
+        for client in 0..<8 {
+            for index in 0..<5 where answers.get("\(client)-\(index)")?.0 == 201 { created += 1 }
+        }
+        #expect(created == 40, "every write through either server answered 201")
+        let memos = try #require(try team.alice("memo", "list", "--json").json() as? [[String: Any]])
+        #expect(memos.count == 46, "nothing lost: \(memos.count)")
+    }
+}
+
 /// A new version of a book others annotated: the administrator's refresh moves every member's
 /// highlights, bookmarks and memos (the database's SECURITY DEFINER functions read and place
 /// them), each still its owner's and as private as before.

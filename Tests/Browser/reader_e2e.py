@@ -267,6 +267,18 @@ def zoomed_run():
     press("h")
     status_says("Highlighted")
     report["zoom_in_view"] = in_view()
+    # The keys: fit the width, fit the page, back to automatic; each lays the page out anew.
+    fits = []
+    for key, control in [("w", False), ("p", False), ("0", True)]:
+        if control:
+            driver.script("document.dispatchEvent(new KeyboardEvent('keydown', {key: '0', ctrlKey: true, bubbles: true}))")
+        else:
+            press(key)
+        fits.append(wait(lambda: driver.script(
+            "const s = document.querySelector('select[data-action=zoom]');"
+            f" return {{'w': 'width', 'p': 'page', '0': 'auto'}}['{key}'] === s.value && [s.value,"
+            f" document.querySelector(\".page[data-number='{zoom['page']}']\").offsetWidth]"), f"the zoom of {key}"))
+    report["fits"] = fits
 
 
 def edit_run():

@@ -490,6 +490,10 @@ final class Answers: @unchecked Sendable {
             // Zoom: the page twice as wide, drawn at twice the resolution.
             #expect(report["zoom"] as? String == "200", "\(report)")
             if browser == "chromium" { #expect(report["pinch"] as? String == "150", "a pinch zooms: \(report)") }
+            // w, p, Ctrl 0: fit width (the widest), fit page (no wider), automatic (no wider than the width).
+            let fits = (report["fits"] as? [[Any]] ?? []).map { ($0.first as? String ?? "", $0.last as? Int ?? 0) }
+            #expect(fits.map(\.0) == ["width", "page", "auto"], "\(report)")
+            if fits.count == 3 { #expect(fits[1].1 <= fits[0].1 && fits[2].1 <= fits[0].1, "\(fits)") }
             let widths = report["zoom_width"] as? [Int] ?? []
             #expect(widths.count == 2 && widths[1] == 1632, "612 pt at 200 % (96 px an inch) is 1632 px: \(report)")
             #expect(report["zoom_pixels"] as? Int == 1632, "drawn at 192 dpi, 1632 pixels wide: \(report)")

@@ -12,6 +12,8 @@ python3 bench/bench.py "$@"
 { echo; python3 bench/serve-load.py; } | tee -a bench/RESULTS.md
 # Both backends on that library: a throwaway PostgreSQL cluster (as the tests start one).
 { echo; scripts/with-postgres.sh python3 bench/team-load.py; } | tee -a bench/RESULTS.md
+# Pages built to take minutes to draw, asked for while 32 users search and annotate.
+{ echo; python3 bench/hostile-load.py; } | tee -a bench/RESULTS.md
 # The reader on a 900-page book in chromium: bytes, renders, time to a drawn page, the tab's memory.
 { echo; python3 bench/reader-load.py; } | tee -a bench/RESULTS.md
 # What margin finds PDFs to be, against what a reader of page 1 gives (bench/metadata/judged.tsv).

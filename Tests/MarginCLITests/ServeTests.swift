@@ -278,6 +278,20 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
+    /// The nice values of `server`'s children (/proc/PID/stat, field 19).
+    static func childNiceness(of server: RunningServer) -> [Int] {
+        let parent = server.process.processIdentifier
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+        return pids.compactMap { pid -> Int? in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let end = stat.range(of: ")", options: .backwards)
+            else { return nil }
+            let fields = stat[end.upperBound...].split(separator: " ")
+            guard fields.count > 17, Int32(fields[1]) == parent else { return nil }
+            return Int(fields[16])
+        }
+    }
+
     @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func anOverLimitPageIsAJSONErrorRememberedWhileOthersAreServed() throws {
         let box = try Self.heavyLibrary()
@@ -294,6 +308,8 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
             usleep(50_000)
             waited += 1
         }
+        // The render yields to the server's requests: its child runs at a lower priority (nice).
+        #expect(Self.childNiceness(of: server).contains(10), "\(Self.childNiceness(of: server))")
         #expect(try fetch(server.url + "/api/books/2").0 == 200)
         #expect(try fetch(server.url + "/").0 == 200)
         #expect(try fetch(server.url + "/api/books/2/pages/1.png?dpi=30").0 == 200)

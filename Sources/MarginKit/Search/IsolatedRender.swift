@@ -10,11 +10,21 @@ import MarginCore
 /// (`StopSignal`), or when the process is shutting down (`stopAll`).
 public enum IsolatedRender {
     public static let helperCommand = "__render-page"
+    /// The scheduling priority a render child lowers itself to (nice).
+    static let renderNiceness: Int32 = 10
 
     /// Runs in the child: reads one request on stdin (path, password, page, format, dpi), draws
     /// the page and answers on stdout: 0, the resolution used and the bytes; or 1 and a message.
     public static func runHelper(_ arguments: [String], configuration: Configuration) -> Int32 {
         PopplerIsolation.becomeChild(configuration)
+        // Drawing yields to answering: the server's requests come first on a busy machine (a page
+        // built to take minutes takes only what the others leave), idle cores are the render's.
+        // Linux keeps it per thread: every thread of the child (the drawing one is this one).
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? ["0"] {
+            if let thread = id_t(task) {
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, renderNiceness)
+            }
+        }
         let input = FrameReader(descriptor: 0)
         guard arguments.isEmpty, let path = input.field(), let password = input.field(), let pageField = input.field(),
             let formatField = input.field(), let dpiField = input.field(),

@@ -165,33 +165,30 @@ public final class LibraryDatabase: LibraryStore {
     /// Opens a library that is complete at this build's schema, or returns nil (and opens
     /// nothing) when it needs creating or migrating.
     ///
-    /// One connection (a `DatabaseQueue`) serves the process: a command reads or writes one thing
-    /// at a time, and a pool would open a writer connection and set it up (several hundred
-    /// microseconds) for commands that only read. The file is in WAL mode (checked by the
-    /// caller), so other processes read while this one writes, and the other way round.
+    /// One connection (a `DatabaseQueue`) serves a command: it reads or writes one thing at a
+    /// time, and a pool would open a writer connection and set it up (several hundred
+    /// microseconds) for commands that only read. A server (`readers` above 1) gets a pool, its
+    /// requests reading side by side. The file is in WAL mode (checked by the caller), so other
+    /// processes read while this one writes, and the other way round.
     private static func openCurrent(path: String, readers: Int) throws -> (any DatabaseWriter)? {
         var configuration = makeConfiguration()
+        let opened: any DatabaseWriter
         if readers > 1 {
             configuration.maximumReaderCount = readers
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            let current = try pool.read { db in
-                Set(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")) == Set(Schema.identifiers)
-            }
-            if current { return pool }
-            try pool.close()
-            return nil
+            opened = try DatabasePool(path: path, configuration: configuration)
+        } else {
+            opened = try DatabaseQueue(path: path, configuration: configuration)
         }
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
         // At this build's schema: the migrations applied are exactly the ones it knows (none
         // superseded, none missing). Read from GRDB's table directly: the migrator's own checks
         // go through its query interface, which introspects the schema first (1.9 million
         // instructions, 3 % of a search). A missing table throws: the caller then opens the
         // careful way.
-        let current = try queue.read { db in
+        let current = try opened.read { db in
             Set(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")) == Set(Schema.identifiers)
         }
-        if current { return queue }
-        try queue.close()
+        if current { return opened }
+        try opened.close()
         return nil
     }
 

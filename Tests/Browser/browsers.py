@@ -103,22 +103,6 @@ class Firefox:
             shutil.rmtree(self.profile, ignore_errors=True)
 
 
-def wait(condition, what, seconds=float(os.environ.get("READER_E2E_WAIT", "60"))):
-    end = time.monotonic() + seconds
-    problem = None
-    while time.monotonic() < end:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception as error:  # an alert not there yet, a page still loading
-            problem = error
-        time.sleep(0.05)
-    raise SystemExit(f"reader_e2e ({browser}): timed out waiting for {what} (last: {problem})")
-
-
-
-
 def start(browser, width=1200, height=1400):
     return Chromium(width, height) if browser == "chromium" else Firefox(width, height)
 

@@ -16,6 +16,8 @@ python3 bench/bench.py "$@"
 { echo; python3 bench/hostile-load.py; } | tee -a bench/RESULTS.md
 # The reader on a 900-page book in chromium: bytes, renders, time to a drawn page, the tab's memory.
 { echo; python3 bench/reader-load.py; } | tee -a bench/RESULTS.md
+# A soak: 32 users for 10 minutes on a PostgreSQL copy of the library (memory and p99 a minute).
+{ echo; scripts/with-postgres.sh python3 bench/soak.py; } | tee -a bench/RESULTS.md
 # What margin finds PDFs to be, against what a reader of page 1 gives (bench/metadata/judged.tsv).
 { echo; echo "## Metadata detection on the judged set"; echo; python3 bench/metadata/score.py --markdown; } | tee -a bench/RESULTS.md
 # OCR of scanned pages against the tesseract CLI and OCRmyPDF (bench/ocr.py).

@@ -185,6 +185,9 @@ struct PostgresStore: StoreWriter, TextIndex {
     let user: String?
     let audience: Audience
     let statistics: PageStatistics
+    /// What this transaction's search counted of its candidate pages, so the count of the pages
+    /// past the hits shown is not made twice.
+    let counted = CountedCandidates()
 
     var textIndex: any TextIndex { self }
 
@@ -413,6 +416,7 @@ struct PostgresStore: StoreWriter, TextIndex {
                     "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(SearchRanking.rankedPages + 1)) AS found",
                     sql.binds
                 ).rows.first?.decode(Int64.self) ?? 0
+            counted.record(terms: terms, bookId: bookId, count: Int(matches), cap: SearchRanking.rankedPages + 1)
             if matches > 1, matches <= SearchRanking.rankedPages {
                 // The order first (ids only), then the pages' text a batch at a time, as visited.
                 let (columns, score) = try relevance(ranked, &sql)
@@ -509,6 +513,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
+        if let known = counted.count(terms: terms, bookId: bookId, cap: cap) { return known }
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
         return Int(
@@ -609,6 +614,26 @@ struct SQLBuilder {
 /// The library's page count and average page length (in index words) that ranking weighs
 /// with, worked out at most once a minute: they move slowly, and reading them is a pass over
 /// every page.
+/// A count of candidate pages made with a cap: `count` pages when it is under the cap, else at
+/// least the cap.
+final class CountedCandidates: @unchecked Sendable {
+    private let lock = NSLock()
+    private var known: (terms: [String], bookId: Int64?, count: Int, cap: Int)?
+
+    func record(terms: [String], bookId: Int64?, count: Int, cap: Int) {
+        lock.withLock { known = (terms, bookId, count, cap) }
+    }
+
+    /// The count with `cap` (as `SELECT count(*) … LIMIT cap` gives it), when the one made tells.
+    func count(terms: [String], bookId: Int64?, cap: Int) -> Int? {
+        lock.withLock {
+            guard let known, known.terms == terms, known.bookId == bookId else { return nil }
+            if known.count < known.cap { return min(known.count, cap) }  // exact
+            return cap <= known.cap ? cap : nil  // at least known.cap pages
+        }
+    }
+}
+
 final class PageStatistics: @unchecked Sendable {
     private let lock = NSLock()
     private var known: (pages: Double, average: Double, at: Date)?

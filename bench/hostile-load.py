@@ -21,9 +21,8 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
-from serving import pct, start_server
+from serving import next_request, pct, start_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARGIN = os.environ.get("MARGIN", os.path.join(ROOT, ".build", "release", "margin"))
@@ -67,14 +66,7 @@ def run(hostile):
         rng = random.Random(seed)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         while time.perf_counter() < deadline:
-            body = None
-            if rng.random() < 0.7:
-                method, path, kind = "GET", "/api/search?q=" + urllib.parse.quote(rng.choice(QUERIES)), "search"
-            else:
-                book = rng.choice(books)
-                method, kind = "POST", "annotate"
-                path = f"/api/books/{book['id']}/memos"
-                body = json.dumps({"text": f"memo {seed}", "page": rng.randint(1, book["pages"])})
+            method, path, body, kind = next_request(rng, books, QUERIES, seed, bookmarks=False)
             t0 = time.perf_counter()
             try:
                 connection.request(method, path, body=body, headers={"Content-Type": "application/json"})

@@ -722,12 +722,21 @@ enum Assets {
             }
           }
 
+          // Pages that show memos now: only those and the ones that will are touched (a long book has
+          // hundreds of pages and a few memos).
+          let pagesWithMemos = new Set();
           function drawMemos() {
-            let any = false;
-            for (const page of pages) {
-              const memos = annotations.memo.filter((m) => m.page === page.n && !waiting("memo", m));
+            const byPage = new Map();
+            for (const m of annotations.memo) {
+              if (!m.page || waiting("memo", m)) continue;
+              if (!byPage.has(m.page)) byPage.set(m.page, []);
+              byPage.get(m.page).push(m);
+            }
+            for (const n of new Set([...pagesWithMemos, ...byPage.keys()])) {
+              const page = pageOf(n);
+              if (!page) continue;
+              const memos = byPage.get(n) || [];
               page.memos.hidden = memos.length === 0;
-              any = any || memos.length > 0;
               page.memos.replaceChildren(...memos.map((m) => {
                 const card = document.createElement("p");
                 card.className = theirs(m) ? "memo theirs" : "memo";
@@ -741,6 +750,8 @@ enum Assets {
                 return card;
               }));
             }
+            pagesWithMemos = new Set(byPage.keys());
+            const any = byPage.size > 0;
             const had = document.body.classList.contains("with-memos");
             document.body.classList.toggle("with-memos", any);
             if (had !== any && tops.length) applyZoom(zoomMode);

@@ -125,10 +125,16 @@ extension ReaderServer {
                 : "<p class=\"audience\">Only yours · <a href=\"/books/\(id)?all-users=1\">with those the team shares</a></p>"
         }
         let items = try await library.annotations(of: book)
+        // Pages named as the book prints them, as the reader names them.
+        let guide = try await library.guide(of: id)
         if items.isEmpty { body += "<p class=\"empty\">None yet: open a page, select text and press <kbd>h</kbd>.</p>" }
         body += "<ol class=\"annotations\">"
         for item in items {
-            let link = item.page.map { "<a href=\"/books/\(id)/pages/\($0)\">p. \($0)</a>" } ?? "book"
+            let link =
+                item.page.map {
+                    "<a href=\"/books/\(id)/pages/\($0)\">p. \(html(guide?.label(of: $0) ?? String($0)))</a>"
+                }
+                ?? "book"
             // Whose it is, when it is someone else's; whether the team sees it, when it is yours.
             func whose(_ owner: String?, _ shared: Bool) -> String {
                 guard let user, let owner else { return "" }

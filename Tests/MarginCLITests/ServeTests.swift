@@ -591,6 +591,20 @@ final class Answers: @unchecked Sendable {
     }
 }
 
+/// A book's page lists its annotations' pages as the book prints them (as the reader does).
+@Suite struct BookPageLabelTests {
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
+    func annotationsAreListedWithPrintedPageNumbers() throws {
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("paper-arxiv.pdf"))
+        try box.ok("highlight", "add", "1", "--text", "Readers mark", "--page", "1")
+        let server = try RunningServer(box)
+        defer { _ = server.stop() }
+        let (status, page) = try fetch(server.url + "/books/1")
+        #expect(status == 200 && page.contains("href=\"/books/1/pages/1\">p. 101</a>"), "\(page)")
+    }
+}
+
 /// What a book's PDF can't give (its password unknown here) is said as the CLI says it, with
 /// what to do, and with a status that says it is the book's state (422), not a server failure.
 @Suite struct ServePDFErrorTests {

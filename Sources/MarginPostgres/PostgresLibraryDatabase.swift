@@ -256,6 +256,16 @@ extension PostgresLibraryDatabase {
         }
     }
 
+    /// Brings PostgreSQL's statistics and visibility map of the tables a search reads up to date,
+    /// as autovacuum does within minutes: after `db copy` writes a library at once, a search's
+    /// plans would guess until then (and the library's average page length is read from the
+    /// pages, not from an index of them). Tables this role does not own are left to autovacuum.
+    public func settle() throws {
+        session.turn.lock()
+        defer { session.turn.unlock() }
+        try run("VACUUM (ANALYZE) margin.page, margin.page_word, margin.word")
+    }
+
     /// Lets `role` use the library: books, pages and PDFs to read and write, annotations to
     /// add, and its own annotations to change (row-level security keeps the others' private
     /// ones from it), in this schema's tables today and in the ones later migrations add.

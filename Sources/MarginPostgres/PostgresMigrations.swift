@@ -576,6 +576,57 @@ enum PostgresMigrations {
             END $$
             """
         ),
+        (
+            // The words of every page, each with its count there (`page_word`), and every word once
+            // (`word`, under a trigram index), so a search finds its pages and ranks them without
+            // reading their text. A word here is a run of characters between ASCII spaces and
+            // punctuation: a term of letters and digits (see `PostgresStore.isWordTerm`) never spans
+            // two, so the pages whose words hold it are exactly those whose text holds it, and its
+            // count on a page is the sum, over those words, of their count there times its count in
+            // them. Kept by a trigger on `page` that runs as the library's owner; members only read.
+            "v11-page-words",
+            """
+            CREATE TABLE word (word text PRIMARY KEY);
+            CREATE INDEX word_trigrams ON word USING gin (word gin_trgm_ops);
+            CREATE TABLE page_word (
+                word text NOT NULL,
+                page bigint NOT NULL REFERENCES page(id) ON DELETE CASCADE,
+                count integer NOT NULL,
+                PRIMARY KEY (word, page) INCLUDE (count)
+            );
+            CREATE INDEX page_word_page ON page_word(page);
+            -- The library's page count and average length, which ranking weighs with, from this alone.
+            CREATE INDEX page_length ON page(words);
+            ALTER TABLE word ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY word_see ON word FOR SELECT USING (true);
+            ALTER TABLE page_word ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY page_word_see ON page_word FOR SELECT USING (true);
+            CREATE FUNCTION page_words(norm text) RETURNS TABLE (word text, count integer) LANGUAGE sql IMMUTABLE
+                AS $$ SELECT w, count(*)::integer FROM regexp_split_to_table(norm, '[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]+') w
+                    WHERE w <> '' GROUP BY w $$;
+            CREATE FUNCTION index_page() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+                SET search_path = margin, pg_temp AS $$
+            DECLARE words text[];
+            DECLARE counts integer[];
+            BEGIN
+                IF TG_OP = 'UPDATE' THEN
+                    IF NEW.norm IS NOT DISTINCT FROM OLD.norm AND NEW.id = OLD.id THEN RETURN NULL; END IF;
+                    DELETE FROM margin.page_word WHERE page = OLD.id;
+                END IF;
+                SELECT array_agg(w.word ORDER BY w.word), array_agg(w.count ORDER BY w.word) INTO words, counts
+                    FROM margin.page_words(NEW.norm) w;
+                -- In one order, so writers adding the same new words wait for each other, never in a circle.
+                INSERT INTO margin.word(word) SELECT unnest(words) ON CONFLICT DO NOTHING;
+                INSERT INTO margin.page_word(word, page, count) SELECT w, NEW.id, c FROM unnest(words, counts) AS x(w, c);
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER page_index AFTER INSERT OR UPDATE ON page FOR EACH ROW EXECUTE FUNCTION index_page();
+            INSERT INTO word(word) SELECT DISTINCT w.word FROM page, page_words(norm) w ORDER BY 1;
+            INSERT INTO page_word(word, page, count) SELECT w.word, page.id, w.count FROM page, page_words(norm) w;
+            ANALYZE word;
+            ANALYZE page_word
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

@@ -192,7 +192,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     var textIndex: any TextIndex { self }
 
     @discardableResult
-    private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
         try session.run(sql, binds)
     }
 
@@ -407,6 +407,9 @@ struct PostgresStore: StoreWriter, TextIndex {
     // MARK: TextIndex
 
     func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+        if let found = try wordTerms(terms) {
+            return try candidatePages(found, terms: terms, bookId: bookId, visit: visit)
+        }
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
         let ranked = terms.filter(Self.isRanked)
@@ -431,7 +434,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     /// The pages with these ids, in this order, read a batch at a time until `visit` says stop.
-    private func visitPages(_ ids: [Int64], visit: (PageText) throws -> Bool) throws {
+    func visitPages(_ ids: [Int64], visit: (PageText) throws -> Bool) throws {
         _ = try SearchRanking.visitPages(
             ids,
             load: { batch in
@@ -445,7 +448,7 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     /// The pages holding the terms (every page for none), in library order, a batch at a time
     /// (a search that stops at its limit reads no further).
-    private func pagesInOrder(_ terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+    func pagesInOrder(_ terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
         var after: (book: Int64, page: Int)?
         var size = 32
         while true {
@@ -480,40 +483,43 @@ struct PostgresStore: StoreWriter, TextIndex {
         return !(words.openStart && words.words.count == 1 && first.unicodeScalars.count < 3)
     }
 
-    /// Okapi BM25 of a page for the terms, as SQLite's FTS5 ranks (k1 = 1.2, b = 0.75; a page's
-    /// length in index words, the average over the library): term frequencies counted in the
-    /// folded text, each term weighted by how rare it is in the library.
+    /// Okapi BM25 of a page for the terms, as SQLite's FTS5 ranks (`bm25`): term frequencies
+    /// counted in the folded text, each term weighted by how rare it is in the library.
     private func relevance(_ terms: [String], _ sql: inout SQLBuilder) throws -> (columns: String, score: String) {
-        let (pages, average) = try statistics.current {
-            let library = try run("SELECT count(*)::float8, coalesce(avg(words), 0)::float8 FROM page").rows.first?
-                .makeRandomAccess()
-            return (try library?[0].decode(Double.self) ?? 0, max(1, try library?[1].decode(Double.self) ?? 1))
-        }
+        let (pages, average) = try libraryStatistics()
         var columns = [String]()
         var parts = [String]()
         for (index, term) in terms.enumerated() where !term.isEmpty {
             var weight = 1.0
             if terms.count > 1 {
-                var holding = SQLBuilder(table: "page")
-                let filter = holding.contains([term], bookId: nil)
-                let count =
-                    try run("SELECT count(*)::float8 FROM page\(filter)", holding.binds).rows.first?.decode(Double.self)
-                    ?? 0
-                weight = log((pages - count + 0.5) / (count + 0.5) + 1)
+                weight = try statistics.weight(of: term) {
+                    var holding = SQLBuilder(table: "page")
+                    let filter = holding.contains([term], bookId: nil)
+                    let count =
+                        try run("SELECT count(*)::float8 FROM page\(filter)", holding.binds).rows.first?.decode(
+                            Double.self) ?? 0
+                    return bm25Weight(pages: pages, holding: count)
+                }
             }
-            let text = sql.bind(.text(term))
             // Each frequency worked out once per page (the text is read once for it).
-            columns.append(
-                "((length(norm) - length(replace(norm, \(text), '')))::float8 / length(\(text))) AS f\(index)")
-            parts.append(
-                "\(sql.bind(.real(weight))) * f\(index) * 2.2 / (f\(index) + 1.2 * (0.25 + 0.75 * words / \(sql.bind(.real(average)))))"
-            )
+            columns.append(textFrequency(term, column: "norm", &sql) + " AS f\(index)")
+            parts.append(bm25(weight: weight, frequency: "f\(index)", length: "words", average: average, &sql))
         }
         return (columns.joined(separator: ", "), parts.isEmpty ? "0" : "(" + parts.joined(separator: " + ") + ")")
     }
 
+    /// The library's page count and average page length in index words (see `PageStatistics`).
+    func libraryStatistics() throws -> (pages: Double, average: Double) {
+        try statistics.current {
+            let library = try run("SELECT count(*)::float8, coalesce(avg(words), 0)::float8 FROM page").rows.first?
+                .makeRandomAccess()
+            return (try library?[0].decode(Double.self) ?? 0, max(1, try library?[1].decode(Double.self) ?? 1))
+        }
+    }
+
     func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
         if let known = counted.count(terms: terms, bookId: bookId, cap: cap) { return known }
+        if let found = try wordTerms(terms) { return try countPages(found, terms: terms, bookId: bookId, cap: cap) }
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
         return Int(
@@ -591,6 +597,12 @@ struct SQLBuilder {
     /// A placeholder for `value`, bound.
     mutating func bind(_ value: ColumnValue) -> String { renderer.dialect.bind(value) }
 
+    /// A placeholder for an array, bound.
+    mutating func bind<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>(array: [Element]) -> String {
+        renderer.dialect.binds.append(array)
+        return "$\(renderer.dialect.binds.count)"
+    }
+
     mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool) -> String {
         renderer.clauses(query, withOrder: withOrder)
     }
@@ -599,21 +611,21 @@ struct SQLBuilder {
 
     mutating func delete<M: Model>(_ query: Query<M>) -> String { renderer.delete(query) }
 
+    /// Whether a column of folded text holds a term.
+    mutating func holds(_ term: String, column: String) -> String {
+        let escaped = term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+        return "\(column) LIKE \(bind(.text("%" + escaped + "%")))"
+    }
+
     /// Pages (or annotations) whose folded text holds every term, of one book or all.
     mutating func contains(_ terms: [String], bookId: Int64?) -> String {
-        var parts = terms.map { term -> String in
-            let escaped = term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                .replacingOccurrences(of: "_", with: "\\_")
-            return "norm LIKE \(bind(.text("%" + escaped + "%")))"
-        }
+        var parts = terms.map { holds($0, column: "norm") }
         if let bookId { parts.append("\"bookId\" = \(bind(.integer(bookId)))") }
         return parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")
     }
 }
 
-/// The library's page count and average page length (in index words) that ranking weighs
-/// with, worked out at most once a minute: they move slowly, and reading them is a pass over
-/// every page.
 /// A count of candidate pages made with a cap: `count` pages when it is under the cap, else at
 /// least the cap.
 final class CountedCandidates: @unchecked Sendable {
@@ -634,9 +646,28 @@ final class CountedCandidates: @unchecked Sendable {
     }
 }
 
+/// The library's page count and average page length (in index words) that ranking weighs
+/// with, and the weights of the terms searched lately, each worked out at most once a minute:
+/// they move slowly, and reading them is a pass over every page (or every page holding a term).
 final class PageStatistics: @unchecked Sendable {
     private let lock = NSLock()
     private var known: (pages: Double, average: Double, at: Date)?
+    private var weights = [String: (weight: Double, at: Date)]()
+    /// Terms whose weights are kept.
+    static let keptWeights = 1_000
+
+    /// A term's weight, as worked out within the minute.
+    func weight(of term: String, _ compute: () throws -> Double) throws -> Double {
+        if let known = lock.withLock({ weights[term] }), Date().timeIntervalSince(known.at) < 60 {
+            return known.weight
+        }
+        let weight = try compute()
+        lock.withLock {
+            if weights.count >= Self.keptWeights { weights.removeAll(keepingCapacity: true) }
+            weights[term] = (weight, Date())
+        }
+        return weight
+    }
 
     func current(_ compute: () throws -> (Double, Double)) throws -> (pages: Double, average: Double) {
         if let known = lock.withLock({ known }), Date().timeIntervalSince(known.at) < 60 {

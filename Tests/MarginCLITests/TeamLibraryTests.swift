@@ -188,6 +188,26 @@ import Testing
             #expect(!sqlite.isEmpty, "\(query)")
             #expect(Set(sqlite) == Set(try hits(team, onTeam, query)), "\(query)")
         }
+        // Pieces of the library's words (chosen by a hash, the same every run), one and two at a
+        // time: the same hits on both; and on PostgreSQL the same hits in the same order from the
+        // page words as from the text (`MARGIN_PLAIN=page-words`).
+        let chosen = try TestCluster.psql(
+            url,
+            """
+            SELECT substr(word, 1 + abs(hashtext(word)) % (length(word) - 2), 3 + abs(hashtext(word)) % 4)
+                FROM margin.word WHERE length(word) >= 3 ORDER BY md5(word) LIMIT 24
+            """
+        ).split(separator: "\n").map(String.init)
+        #expect(chosen.count == 24)
+        let queries = chosen.map { [$0] } + stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
+        let textSearch = onTeam.merging(["MARGIN_PLAIN": "page-words"]) { $1 }
+        for query in queries + ranked + unordered {
+            let fromWords = try hits(team, onTeam, query + ["--limit", "0"])
+            #expect(fromWords == (try hits(team, textSearch, query + ["--limit", "0"])), "\(query)")
+            if !query.contains("--regex") {
+                #expect(Set(fromWords) == Set(try hits(personal, [:], query + ["--limit", "0"])), "\(query)")
+            }
+        }
     }
 }
 

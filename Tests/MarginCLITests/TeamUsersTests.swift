@@ -574,3 +574,60 @@ import Testing
             report["adds_consistent"] as? Bool == true && report["adds_errors_one_line"] as? Bool == true, "\(report)")
     }
 }
+
+/// The page words a team library searches with (`page_word`, `word`: migration v11): every page's,
+/// as its text changes, written by the library alone, never by a member.
+@Suite struct TeamPageWordsTests {
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func theWordsFollowEveryPageAndNoMemberWritesThem() throws {
+        let team = try TeamUsersTests.Team()
+        try team.alice("add", "-q", Fixtures.pdf("sample.pdf"))
+        try team.bob("add", "-q", Fixtures.pdf("second.pdf"))
+        func admin(_ sql: String) throws -> String { try TestCluster.psql(team.admin, sql) }
+        // Every page with a letter or digit has its words, each counted as often as the text has it.
+        #expect(
+            try admin("SELECT count(DISTINCT page) FROM margin.page_word")
+                == admin("SELECT count(*) FROM margin.page WHERE norm ~ '[a-z0-9]'"))
+        // What the search relies on: a piece of a word is on a page as often as the page's words
+        // holding it hold it, counted in the page's text.
+        for piece in ["fox", "index", "the", "ing", "2"] {
+            let differing = try admin(
+                """
+                SELECT count(*) FROM margin.page p WHERE (length(norm) - length(replace(norm, '\(piece)', ''))) / \(piece.count)
+                    <> coalesce((SELECT sum(w.count * (length(w.word) - length(replace(w.word, '\(piece)', ''))) / \(piece.count))
+                        FROM margin.page_word w WHERE w.page = p.id AND w.word LIKE '%\(piece)%'), 0)
+                """)
+            #expect(differing == "0", "\(piece)")
+        }
+        let before = try admin("SELECT count(*) || ' ' || sum(count) FROM margin.page_word")
+
+        // Bob, through psql: he can neither forge words nor take them away (row-level security).
+        for forged in [
+            "INSERT INTO margin.word VALUES ('forged')",
+            "INSERT INTO margin.page_word SELECT 'forged', id, 1 FROM margin.page LIMIT 1",
+        ] {
+            #expect(throws: (any Error).self, "\(forged)") { try TestCluster.psql(team.bobURL, forged) }
+        }
+        try TestCluster.psql(team.bobURL, "DELETE FROM margin.page_word")
+        try TestCluster.psql(team.bobURL, "UPDATE margin.page_word SET count = 0")
+        try TestCluster.psql(team.bobURL, "DELETE FROM margin.word")
+        #expect(try admin("SELECT count(*) || ' ' || sum(count) FROM margin.page_word") == before)
+        #expect(try admin("SELECT count(*) FROM margin.word WHERE word = 'fox'") == "1")
+        #expect(try team.bob("search", "fox", "--json").stdout.contains("\"book\" : 1"))
+
+        // The text of a page changed (here in psql, by the administrator): its words follow.
+        try TestCluster.psql(
+            team.admin,
+            "UPDATE margin.page SET text = text || ' zyxwvut', norm = norm || ' zyxwvut' WHERE \"bookId\" = 1 AND number = 1"
+        )
+        let found = try #require(try team.alice("search", "yxwv", "--json").json() as? [[String: Any]])
+        #expect(found.map { "\($0["book"] ?? ""):\($0["page"] ?? "")" } == ["1:1"], "\(found)")
+        // A removed book's words go with its pages.
+        try team.bob("rm", "2", "--yes")
+        #expect(
+            try admin("SELECT count(*) FROM margin.page_word WHERE page NOT IN (SELECT id FROM margin.page)") == "0")
+        #expect(
+            try admin("SELECT count(*) FROM margin.page_word") != before.split(separator: " ").first.map(String.init))
+    }
+}

@@ -80,4 +80,6 @@ public protocol TeamStore: AnyObject, Sendable {
     var audience: Audience { get set }
     /// Lets a PostgreSQL role use the library (read and write books, and its own annotations).
     func grant(_ role: String) throws
+    /// Brings the server's statistics of what a search reads up to date, after a bulk write.
+    func settle() throws
 }

@@ -101,6 +101,8 @@ extension Library {
             }
             return counts
         }
+        // A library written at once is searched with plans made from its statistics at once.
+        try? (destination.database as? any TeamStore)?.settle()
         report.books = written.books
         report.sources = written.sources
         report.tags = written.tags

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 from serving import next_request, pct, start_server
 
@@ -98,6 +99,39 @@ for query in QUERIES:
     print(f"| {query} | {len(answers['SQLite'])} | {sqlite:.0f} ms | {postgres:.0f} ms | {postgres / sqlite:.2f}× |")
 if mismatches:
     print(f"\n**Different hits** for: {', '.join(mismatches)}")
+
+
+def served_search(env, query, requests):
+    """Median time of `requests` searches for `query`, one at a time, from a running `margin serve`
+    (after 5 to warm it): the search alone, without a command's start-up and connection."""
+    server, port = start_server(MARGIN, env, "team-load (search)")
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    path = "/api/search?q=" + urllib.parse.quote(query)
+    times = []
+    for index in range(requests + 5):
+        t0 = time.perf_counter()
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            sys.exit(f"team-load: search {query!r} answered {response.status}")
+        if index >= 5:
+            times.append(time.perf_counter() - t0)
+    server.terminate()
+    server.wait(timeout=60)
+    return statistics.median(times) * 1000
+
+
+# The same searches inside the server, where a team searches; PostgreSQL with its page words and,
+# for what they save, without (`MARGIN_PLAIN=page-words`: the text searched, as before).
+SERVED = dict(BACKENDS, **{"PostgreSQL, text": dict(BACKENDS["PostgreSQL"], MARGIN_PLAIN="page-words")})
+print("\nThe same searches in `margin serve` (`GET /api/search`, one at a time, median of 100):\n")
+print("| query | SQLite | PostgreSQL | PostgreSQL / SQLite | PostgreSQL without page words |")
+print("|---|---:|---:|---:|---:|")
+for query in QUERIES:
+    served = {backend: served_search(env, query, 100) for backend, env in SERVED.items()}
+    print(f"| {query} | {served['SQLite']:.1f} ms | {served['PostgreSQL']:.1f} ms | "
+          f"{served['PostgreSQL'] / served['SQLite']:.2f}× | {served['PostgreSQL, text']:.1f} ms |")
 
 
 

@@ -245,17 +245,6 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
 }
 
 extension PostgresLibraryDatabase {
-    /// The user's opening of a book, in the user's own row (`reading`): the shared book row is
-    /// neither rewritten nor locked, so many users reading one book don't wait for each other.
-    public func touchBook(id: Int64, at date: Date) async throws -> Book? {
-        try await repository.write { store in
-            guard var book = try store.find(Book.self, id: id) else { return nil }
-            book.openedAt = date
-            try (store as? PostgresStore)?.recordOpening(book)
-            return book
-        }
-    }
-
     /// Brings PostgreSQL's statistics and visibility map of the tables a search reads up to date,
     /// as autovacuum does within minutes: after `db copy` writes a library at once, a search's
     /// plans would guess until then (and the library's average page length is read from the

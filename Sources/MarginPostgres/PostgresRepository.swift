@@ -65,27 +65,18 @@ struct PostgresRepository: Repository {
         {
             return done
         }
-        // Else a pooled connection, in PostgresNIO's transaction (BEGIN, COMMIT, ROLLBACK when
-        // the body throws), the connection's own calls awaited, not waited for.
+        // Else a pooled connection, in a transaction as on the first (its BEGIN says the
+        // isolation: one statement, not PostgresNIO's BEGIN and then a SET).
         let path = database.path ?? "postgres"
         do {
             return try await leased(path: path) { lease in
-                try await database.client.withTransaction(logger: database.logger) { connection in
+                try await database.client.withConnection { connection in
                     lease.started(on: connection)
-                    if readOnly {
-                        try await connection.query(
-                            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger)
-                    }
                     let session = PostgresSession(connection: connection, logger: database.logger, path: path)
                     let pooled = store(session)
-                    return try await blocking { try body(pooled) }
+                    return try await blocking { try session.transaction(readOnly: readOnly) { try body(pooled) } }
                 }
             }
-        } catch let error as PostgresTransactionError {
-            // What the body threw is the store's error already; PostgreSQL's own, said as the store says it.
-            if let thrown = error.closureError, !(thrown is PSQLError) { throw thrown }
-            throw PostgresSession.storeError(
-                error.closureError ?? error.commitError ?? error.beginError ?? error, path: path)
         } catch let error as PSQLError {
             throw PostgresSession.storeError(error, path: path)
         }
@@ -248,6 +239,16 @@ struct PostgresStore: StoreWriter, TextIndex {
         return Int(try run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
     }
 
+    func countAndSum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> (count: Int, sum: Int) {
+        var sql = SQLBuilder(table: M.entity)
+        let statement =
+            "SELECT count(*), coalesce(sum(\(quoted(field.name))), 0)::bigint FROM \(source(M.self))"
+            + sql.clauses(shown(query).limit(nil), withOrder: false)
+        guard let row = try run(statement, sql.binds).rows.first else { return (0, 0) }
+        let (count, sum) = try row.decode((Int64, Int64).self)
+        return (Int(count), Int(sum))
+    }
+
     // MARK: StoreWriter
 
     /// Where a table's unique key is wider than the model's natural key: a source's path is one
@@ -317,6 +318,16 @@ struct PostgresStore: StoreWriter, TextIndex {
                 .decode(Date.self)
         }
         return book as? M ?? saved
+    }
+
+    /// The user's opening of a book, in the user's own row (`reading`): the shared book row is
+    /// neither rewritten nor locked, so many users reading (and annotating) one book don't wait
+    /// for each other.
+    func noteOpened(bookId: Int64, at date: Date) throws -> Book? {
+        guard var book = try find(Book.self, id: bookId) else { return nil }
+        book.openedAt = date
+        try recordOpening(book)
+        return book
     }
 
     /// Records a book's `openedAt` as the user's (table `reading`; its row-level security
@@ -433,10 +444,12 @@ struct PostgresStore: StoreWriter, TextIndex {
         try pagesInOrder(terms, bookId: bookId, visit: visit)
     }
 
-    /// The pages with these ids, in this order, read a batch at a time until `visit` says stop.
+    /// The pages with these ids, in this order, read a batch at a time until `visit` says stop:
+    /// the first batch of 64, what a search's first 50 hits usually need (each batch is a round
+    /// trip to the server, which costs more than reading a few pages too many).
     func visitPages(_ ids: [Int64], visit: (PageText) throws -> Bool) throws {
         _ = try SearchRanking.visitPages(
-            ids,
+            ids, first: 64,
             load: { batch in
                 var binds = PostgresBindings()
                 binds.append(batch)
@@ -450,7 +463,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     /// (a search that stops at its limit reads no further).
     func pagesInOrder(_ terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
         var after: (book: Int64, page: Int)?
-        var size = 32
+        var size = 64
         while true {
             var sql = SQLBuilder(table: "page")
             var filter = sql.contains(terms, bookId: bookId)

@@ -27,7 +27,7 @@ extension PostgresStore {
     static let maxExpansions = 5_000
     /// A term held by more words than this is found and counted in the text of the pages holding
     /// the others: reading all their pages' words costs more past it.
-    static let countedInWords = 64
+    static let countedInWords = 1_000
 
     /// Whether the words answer a term: letters and digits only (so it never spans two words:
     /// `isIndexWordScalar`), at least three of them (the vocabulary's trigram index finds the
@@ -67,10 +67,13 @@ extension PostgresStore {
     func candidatePages(
         _ found: [WordTerm], terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool
     ) throws {
+        // Counted first: ranking looks up every page found (its length, its place), which for
+        // a word on most pages costs more than listing the first few in library order.
         let cap = SearchRanking.rankedPages + 1
-        guard !found.contains(where: \.words.isEmpty) else {
-            return counted.record(terms: terms, bookId: bookId, count: 0, cap: cap)
-        }
+        let matches = try countPages(found, terms: terms, bookId: bookId, cap: cap)
+        counted.record(terms: terms, bookId: bookId, count: matches, cap: cap)
+        guard matches > 0 else { return }
+        guard matches <= SearchRanking.rankedPages else { return try pagesInOrder(terms, bookId: bookId, visit: visit) }
         var sql = SQLBuilder(table: "page_word")
         let (pages, average) = try libraryStatistics()
         let (from, frequencies) = matching(found, terms: terms, bookId: bookId, &sql)
@@ -84,23 +87,17 @@ extension PostgresStore {
             }
             parts.append(bm25(weight: weight, frequency: frequency, length: "p.words", average: average, &sql))
         }
-        let rows = try run(
-            "SELECT p.id, count(*) OVER () \(from) ORDER BY (\(parts.joined(separator: " + "))) DESC, "
-                + "p.\"bookId\", p.number LIMIT \(cap)", sql.binds
-        ).rows
-        let matches = try rows.first.map { Int(try $0.decode((Int64, Int64).self).1) } ?? 0
-        counted.record(terms: terms, bookId: bookId, count: min(matches, cap), cap: cap)
-        guard matches <= SearchRanking.rankedPages else {
-            return try pagesInOrder(terms, bookId: bookId, visit: visit)
-        }
-        try visitPages(try rows.map { try $0.decode((Int64, Int64).self).0 }, visit: visit)
+        let ids = try run(
+            "SELECT p.id \(from) ORDER BY (\(parts.joined(separator: " + "))) DESC, p.\"bookId\", p.number", sql.binds
+        ).rows.map { try $0.decode(Int64.self) }
+        try visitPages(ids, visit: visit)
     }
 
     /// How many pages hold every term, counting up to `cap`.
     func countPages(_ found: [WordTerm], terms: [String], bookId: Int64?, cap: Int) throws -> Int {
         guard !found.contains(where: \.words.isEmpty) else { return 0 }
         var sql = SQLBuilder(table: "page_word")
-        let (from, _) = matching(found, terms: terms, bookId: bookId, &sql)
+        let (from, _) = matching(found, terms: terms, bookId: bookId, &sql, needsPages: false)
         return Int(
             try run("SELECT count(*) FROM (SELECT 1 \(from) LIMIT \(max(0, cap))) AS found", sql.binds).rows.first?
                 .decode(Int64.self) ?? 0)
@@ -119,12 +116,12 @@ extension PostgresStore {
         ).rows.first?.decode(Double.self) ?? 0
     }
 
-    /// `FROM … WHERE …` of the pages (alias `p`) holding every term, and each term's count on
-    /// them: from the words for a term of at most `countedInWords` words (the sum of their counts
+    /// `FROM … WHERE …` of the pages (alias `p`; without `needsPages`, only when a condition
+    /// needs them) holding every term, and each term's count on them: from the words for a term of at most `countedInWords` words (the sum of their counts
     /// there times the term's count in them), from the text for the others (only pages holding
     /// the first kind are read).
     private func matching(
-        _ found: [WordTerm], terms: [String], bookId: Int64?, _ sql: inout SQLBuilder
+        _ found: [WordTerm], terms: [String], bookId: Int64?, _ sql: inout SQLBuilder, needsPages: Bool = true
     ) -> (from: String, frequencies: [String]) {
         var words = [String]()
         var counts = [Int64]()
@@ -151,6 +148,7 @@ extension PostgresStore {
             + "\(sql.bind(array: counts))::int8[], \(sql.bind(array: owners))::int8[]) AS e(word, count, term) "
             + "CROSS JOIN LATERAL (SELECT page, count FROM page_word WHERE word = e.word OFFSET 0) AS w "
             + "GROUP BY w.page\(having)) AS found"
+        guard needsPages || !conditions.isEmpty else { return ("FROM \(found)", frequencies) }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         // Each word's pages, and then each page, looked up by the index (`OFFSET 0` keeps them
         // so): PostgreSQL, misjudging how few they are (always, before it has statistics, as

@@ -38,7 +38,7 @@ extension ReaderServer {
         api.post("books/{id}/highlights") { request, context in
             let book = try await book(context)
             let body = try await decodeBody(NewHighlight.self, request, context)
-            return try jsonResponse(try await library.view(try await addHighlight(body, to: book)), status: .created)
+            return try jsonResponse(try await addHighlight(body, to: book), status: .created)
         }
         api.patch("highlights/{id}") { request, context in
             let body = try await decodeBody(HighlightChange.self, request, context)
@@ -56,9 +56,9 @@ extension ReaderServer {
         api.post("books/{id}/bookmarks") { request, context in
             let book = try await book(context)
             let body = try await decodeBody(NewBookmark.self, request, context)
-            let bookmark = try await library.addBookmark(
+            let bookmark = try await library.addBookmarkShown(
                 book, page: body.page, label: body.label, shared: body.shared ?? false)
-            return try jsonResponse(try await library.view(bookmark), status: .created)
+            return try jsonResponse(bookmark, status: .created)
         }
         api.patch("bookmarks/{id}") { request, context in
             let body = try await decodeBody(BookmarkChange.self, request, context)
@@ -78,8 +78,7 @@ extension ReaderServer {
             let book = try await book(context)
             let body = try await decodeBody(NewMemo.self, request, context)
             return try jsonResponse(
-                try await library.view(
-                    try await library.addMemo(book, page: body.page, text: body.text, shared: body.shared ?? false)),
+                try await library.addMemoShown(book, page: body.page, text: body.text, shared: body.shared ?? false),
                 status: .created)
         }
         api.patch("memos/{id}") { request, context in
@@ -196,14 +195,14 @@ extension ReaderServer {
         return bytesResponse(data, type: type, headers: headers)
     }
 
-    private func addHighlight(_ body: NewHighlight, to book: Book) async throws -> Highlight {
+    private func addHighlight(_ body: NewHighlight, to book: Book) async throws -> AnnotationView<Highlight> {
         let color = try body.color.map(HighlightColor.parse) ?? HighlightColor.defaultColor
         if let start = body.start, let end = body.end {
             var selection = HighlightSelection(page: body.page, start: start, end: end)
             selection.color = color
             selection.note = body.note
             selection.shared = body.shared ?? false
-            return try await library.addHighlight(book, selection)
+            return try await library.addHighlightShown(book, selection)
         }
         guard let text = body.text else {
             throw MarginError.invalidArgument("a highlight needs {page, start, end} or {page, text}")
@@ -213,7 +212,7 @@ extension ReaderServer {
         request.color = color
         request.note = body.note
         request.shared = body.shared ?? false
-        return try await library.addHighlights(book, request)[0]
+        return try await library.addHighlightsShown(book, request)[0]
     }
 
     // MARK: Parameters

@@ -59,7 +59,8 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<24 {
                 group.addTask {
-                    _ = try await database.addMemo(Memo(bookId: bookId, page: index % 9 + 1, text: "memo \(index)"))
+                    _ = try await database.addMemo(
+                        Memo(bookId: bookId, page: index % 9 + 1, text: "memo \(index)"), openedAt: nil)
                 }
             }
             try await group.waitForAll()

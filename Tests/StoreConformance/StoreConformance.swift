@@ -398,7 +398,7 @@ public enum StoreConformance {
             Book(sha256: sha("9"), title: "Kept", author: nil, pages: 1, bytes: 1),
             source: Source(bookId: 0, url: "http://a/kept.pdf"), tags: ["t"], text: pages(["x"]), now: Date())
         let id = try #require(added.book.id)
-        _ = try await store.addMemo(Memo(bookId: id, page: 1, text: "mine"))
+        _ = try await store.addMemo(Memo(bookId: id, page: 1, text: "mine"), openedAt: nil)
         await #expect(throws: MarginError.self) { try await store.removeBooks(ids: [id], confirmed: false) }
         #expect(try await store.repository.read { try $0.count(Query<Book>()) } == 1, "nothing was removed")
         let removed = try await store.removeBooks(ids: [id], confirmed: true)
@@ -414,13 +414,15 @@ public enum StoreConformance {
             Book(sha256: sha("a"), title: "Versions", author: nil, pages: 2, bytes: 10),
             source: Source(bookId: 0, url: "http://a/v.pdf"), tags: [], text: pages(["alpha", "beta"]), now: Date())
         let id = try #require(added.book.id)
-        let bookmark = try await store.addBookmark(Bookmark(bookId: id, page: 2, label: nil))
+        let bookmark = try await store.addBookmark(Bookmark(bookId: id, page: 2, label: nil), openedAt: nil)
         var highlight = try #require(
-            try await store.addHighlights([
-                Highlight(
-                    bookId: id, page: 1, text: "alpha", prefix: "", suffix: "", rects: [[0, 0, 1, 1]],
-                    color: "#ffff00", note: nil)
-            ]).first)
+            try await store.addHighlights(
+                [
+                    Highlight(
+                        bookId: id, page: 1, text: "alpha", prefix: "", suffix: "", rects: [[0, 0, 1, 1]],
+                        color: "#ffff00", note: nil)
+                ], openedAt: nil
+            ).first)
         highlight.page = 2
         // The new version has a page inserted first: old page 2 is now page 3.
         let version = Version(bookId: id, sha256: sha("b"), bytes: 12, pages: 3, source: "http://a/v.pdf")
@@ -446,14 +448,14 @@ public enum StoreConformance {
     static func annotationTransactions(_ store: any LibraryStore) async throws {
         let book = try await makeBook(store, "Annotated", sha: sha("0"))
         let id = try #require(book.id)
-        let memo = try await store.addMemo(Memo(bookId: id, page: nil, text: "first"))
+        let memo = try await store.addMemo(Memo(bookId: id, page: nil, text: "first"), openedAt: nil)
         let later = Date().addingTimeInterval(60)
         let changed = try await store.updateAnnotation(Memo.self, id: memo.id ?? -1, now: later) { $0.text = "second" }
         #expect(changed.text == "second" && changed.updatedAt == later)
         await #expect(throws: MarginError.self) {
             try await store.updateAnnotation(Memo.self, id: 999, now: later) { $0.text = "x" }
         }
-        let bookmark = try await store.addBookmark(Bookmark(bookId: id, page: 1, label: nil))
+        let bookmark = try await store.addBookmark(Bookmark(bookId: id, page: 1, label: nil), openedAt: nil)
         let labelled = try await store.updateAnnotation(Bookmark.self, id: bookmark.id ?? -1, now: later) {
             $0.label = "start here"
         }

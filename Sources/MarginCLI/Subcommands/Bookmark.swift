@@ -25,9 +25,10 @@ extension Margin {
 
             func run() async throws {
                 let library = try global.openLibrary()
-                let bookmark = try await library.addBookmark(
+                let shown = try await library.addBookmarkShown(
                     library.resolve(book), page: page, label: label, shared: sharing?.isShared ?? false)
-                try await global.show(try await library.view(bookmark)) {
+                let bookmark = shown.annotation
+                try await global.show(shown) {
                     Console.out("bookmark \(bookmark.id ?? 0) on page \(bookmark.page)")
                 }
             }

@@ -56,8 +56,9 @@ extension Margin {
                 request.color = try HighlightColor.parse(color)
                 request.note = note
                 request.shared = sharing?.isShared ?? false
-                let highlights = try await library.addHighlights(library.resolve(book), request)
-                try await global.show(try await library.views(highlights)) {
+                let shown = try await library.addHighlightsShown(library.resolve(book), request)
+                let highlights = shown.map(\.annotation)
+                try await global.show(shown) {
                     for highlight in highlights {
                         Console.out("highlight \(highlight.id ?? 0) on page \(highlight.page): \"\(highlight.text)\"")
                     }

@@ -33,9 +33,10 @@ extension Margin {
             func run() async throws {
                 let library = try global.openLibrary()
                 let body = text == "-" ? readStandardInput() : text
-                let memo = try await library.addMemo(
+                let shown = try await library.addMemoShown(
                     library.resolve(book), page: page, text: body, shared: sharing?.isShared ?? false)
-                try await global.show(try await library.view(memo)) {
+                let memo = shown.annotation
+                try await global.show(shown) {
                     Console.out("memo \(memo.id ?? 0)" + (memo.page.map { " on page \($0)" } ?? " on the book"))
                 }
             }

@@ -62,12 +62,7 @@ extension LibraryTransactions where Self: LibraryStore {
     }
 
     public func touchBook(id: Int64, at date: Date) async throws -> Book? {
-        try await repository.write { store in
-            guard var book = try store.find(Book.self, id: id) else { return nil }
-            book.openedAt = date
-            try store.update(book)
-            return book
-        }
+        try await repository.write { store in try store.noteOpened(bookId: id, at: date) }
     }
 
     public func removeBooks(ids: [Int64], confirmed: Bool) async throws -> [RemovedBook] {
@@ -176,16 +171,31 @@ extension LibraryTransactions where Self: LibraryStore {
         }
     }
 
-    public func addBookmark(_ bookmark: Bookmark) async throws -> Bookmark {
-        try await insertAll([bookmark])[0]
+    public func addAnnotations<M: Model>(_ annotations: [M], of bookId: Int64, openedAt: Date?) async throws
+        -> (saved: [M], guide: BookGuide?)
+    {
+        try await repository.write { store in
+            let saved = try annotations.map { annotation in
+                var copy = annotation
+                try store.insert(&copy)
+                return copy
+            }
+            if let openedAt { _ = try store.noteOpened(bookId: bookId, at: openedAt) }
+            return (saved, try store.first(Query<BookGuide>().filter(BookGuide.Fields.bookId == bookId)))
+        }
     }
 
-    public func addMemo(_ memo: Memo) async throws -> Memo {
-        try await insertAll([memo])[0]
+    public func addBookmark(_ bookmark: Bookmark, openedAt: Date? = nil) async throws -> Bookmark {
+        try await addAnnotations([bookmark], of: bookmark.bookId, openedAt: openedAt).saved[0]
     }
 
-    public func addHighlights(_ highlights: [Highlight]) async throws -> [Highlight] {
-        try await insertAll(highlights)
+    public func addMemo(_ memo: Memo, openedAt: Date? = nil) async throws -> Memo {
+        try await addAnnotations([memo], of: memo.bookId, openedAt: openedAt).saved[0]
+    }
+
+    public func addHighlights(_ highlights: [Highlight], openedAt: Date? = nil) async throws -> [Highlight] {
+        guard let first = highlights.first else { return [] }
+        return try await addAnnotations(highlights, of: first.bookId, openedAt: openedAt).saved
     }
 
     public func addNewAnnotations(highlights: [Highlight], memos: [Memo]) async throws -> (highlights: Int, memos: Int)
@@ -214,16 +224,6 @@ extension LibraryTransactions where Self: LibraryStore {
     }
 
     // MARK: Parts of the transactions above
-
-    private func insertAll<M: Model>(_ models: [M]) async throws -> [M] {
-        try await repository.write { store in
-            try models.map { model in
-                var copy = model
-                try store.insert(&copy)
-                return copy
-            }
-        }
-    }
 
     private func modify<M: Model>(
         _ type: M.Type, id: Int64, _ change: @escaping @Sendable (inout M) -> Void

@@ -37,10 +37,11 @@ public protocol LibraryTransactions: Sendable {
     /// bookmarks and memos moved with their pages.
     func addVersion(_ version: Version, checked source: Source?, serving change: VersionChange?) async throws
 
-    /// Saves new annotations; each gets its id.
-    func addBookmark(_ bookmark: Bookmark) async throws -> Bookmark
-    func addMemo(_ memo: Memo) async throws -> Memo
-    func addHighlights(_ highlights: [Highlight]) async throws -> [Highlight]
+    /// Saves new annotations of one book, each getting its id; with `openedAt`, notes the book
+    /// as opened then (for `recent`). One transaction, which also reads the book's guide (its
+    /// pages' labels and chapters, to show the annotations with).
+    func addAnnotations<M: Model>(_ annotations: [M], of bookId: Int64, openedAt: Date?) async throws
+        -> (saved: [M], guide: BookGuide?)
     /// Saves the annotations whose UUID the library doesn't hold yet; the others are left as
     /// they are. Returns how many were added.
     func addNewAnnotations(highlights: [Highlight], memos: [Memo]) async throws -> (highlights: Int, memos: Int)

@@ -92,14 +92,14 @@ public func quotedIdentifier(_ name: String) -> String {
 /// What full-text ranking shares between the backends.
 public enum SearchRanking {
     /// Reads the pages with `ids`, in that order, through `load` (the pages of one batch, in any
-    /// order; ids it no longer finds are left out), a batch at a time, batches growing from 16 to
-    /// 256 (a search that stops at its limit reads little more than it shows), until `visit`
-    /// says stop; returns false then.
+    /// order; ids it no longer finds are left out), a batch at a time, batches growing from
+    /// `first` to 256 (a search that stops at its limit reads little more than it shows), until
+    /// `visit` says stop; returns false then.
     public static func visitPages(
-        _ ids: [Int64], load: ([Int64]) throws -> [PageText], visit: (PageText) throws -> Bool
+        _ ids: [Int64], first: Int = 16, load: ([Int64]) throws -> [PageText], visit: (PageText) throws -> Bool
     ) throws -> Bool {
         var start = 0
-        var size = 16
+        var size = first
         while start < ids.count {
             let batch = Array(ids[start..<min(ids.count, start + size)])
             start += batch.count

@@ -26,6 +26,8 @@ public protocol StoreReader {
     func count<M: Model>(_ query: Query<M>) throws -> Int
     /// The sum of an integer field over the rows the query matches (0 for none).
     func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int
+    /// `count` and `sum` at once (one statement where a statement costs a round trip).
+    func countAndSum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> (count: Int, sum: Int)
     /// The full-text index, read in the same snapshot.
     var textIndex: any TextIndex { get }
     /// The user this store acts as (a team library's PostgreSQL role); nil for a personal
@@ -41,6 +43,10 @@ public protocol StoreReader {
 }
 
 extension StoreReader {
+    public func countAndSum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> (count: Int, sum: Int) {
+        (try count(query), try sum(field, query))
+    }
+
     public func hiddenAnnotationOwner(_ entity: String, id: Int64) throws -> String? { nil }
 
     public func highlightsToPlace(bookId: Int64) throws -> [Highlight] {
@@ -65,9 +71,19 @@ public protocol StoreWriter: StoreReader {
     /// read them, placed again), and the bookmarks and memos on a page `moved` maps elsewhere.
     /// Only their places change.
     func moveAnnotations(bookId: Int64, highlights: [Highlight], moved: [Int: Int]) throws
+    /// Notes that the user opened a book (`openedAt`, for `recent`); nil when it is gone. A team
+    /// library keeps it as the user's own, never rewriting (or locking) the shared book row.
+    func noteOpened(bookId: Int64, at date: Date) throws -> Book?
 }
 
 extension StoreWriter {
+    public func noteOpened(bookId: Int64, at date: Date) throws -> Book? {
+        guard var book = try find(Book.self, id: bookId) else { return nil }
+        book.openedAt = date
+        try update(book)
+        return book
+    }
+
     public func moveAnnotations(bookId: Int64, highlights: [Highlight], moved: [Int: Int]) throws {
         for highlight in highlights { try update(highlight) }
         for var bookmark in try fetch(Query<Bookmark>().filter(Bookmark.Fields.bookId == bookId)) {

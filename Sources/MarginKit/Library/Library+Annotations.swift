@@ -24,13 +24,25 @@ extension Library {
     // MARK: Bookmarks
 
     public func addBookmark(_ book: Book, page: Int, label: String?, shared: Bool = false) async throws -> Bookmark {
+        try await addBookmarkShown(book, page: page, label: label, shared: shared).annotation
+    }
+
+    /// `addBookmark`, as shown (with its page's label and chapter), from the same transaction.
+    public func addBookmarkShown(_ book: Book, page: Int, label: String?, shared: Bool = false) async throws
+        -> AnnotationView<Bookmark>
+    {
         try checkPage(page, of: book)
         try checkNoNUL(label, what: "a bookmark's label")
         var bookmark = Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label))
         bookmark.shared = shared
-        bookmark = try await database.addBookmark(bookmark)
-        try await touch(book)
-        return bookmark
+        return try await addShown([bookmark], of: book)[0]
+    }
+
+    /// Saves annotations of a book, notes it opened (for `recent`), and shows them (their pages'
+    /// labels and chapters), in one transaction.
+    func addShown<A: AnnotationModel>(_ annotations: [A], of book: Book) async throws -> [AnnotationView<A>] {
+        let (saved, guide) = try await database.addAnnotations(annotations, of: book.id ?? 0, openedAt: Date())
+        return saved.map { AnnotationView($0, guide: guide) }
     }
 
     public func bookmarks(of book: Book?) async throws -> [Bookmark] {
@@ -44,15 +56,20 @@ extension Library {
     // MARK: Memos
 
     public func addMemo(_ book: Book, page: Int?, text: String, shared: Bool = false) async throws -> Memo {
+        try await addMemoShown(book, page: page, text: text, shared: shared).annotation
+    }
+
+    /// `addMemo`, as shown (with its page's label and chapter), from the same transaction.
+    public func addMemoShown(_ book: Book, page: Int?, text: String, shared: Bool = false) async throws
+        -> AnnotationView<Memo>
+    {
         let text = normalizedLineEnds(text)
         if let page { try checkPage(page, of: book) }
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
         var memo = Memo(bookId: book.id ?? 0, page: page, text: text)
         memo.shared = shared
-        memo = try await database.addMemo(memo)
-        try await touch(book)
-        return memo
+        return try await addShown([memo], of: book)[0]
     }
 
     public func memos(of book: Book?) async throws -> [Memo] {
@@ -101,6 +118,13 @@ extension Library {
 
     /// Finds the text with poppler and saves a highlight per selected match (one transaction).
     public func addHighlights(_ book: Book, _ request: HighlightRequest) async throws -> [Highlight] {
+        try await addHighlightsShown(book, request).map(\.annotation)
+    }
+
+    /// `addHighlights`, as shown (with their pages' labels and chapters), from the same transaction.
+    public func addHighlightsShown(_ book: Book, _ request: HighlightRequest) async throws
+        -> [AnnotationView<Highlight>]
+    {
         let needle = request.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !needle.isEmpty else { throw MarginError.invalidArgument("the text to highlight is empty") }
         var normalized = request
@@ -194,9 +218,7 @@ extension Library {
         if highlights.isEmpty, let first = duplicates.first {
             throw MarginError.alreadyHighlighted(text: needle, page: first.page, id: first.id ?? 0)
         }
-        let saved = try await database.addHighlights(highlights)
-        try await touch(current)
-        return saved
+        return try await addShown(highlights, of: current)
     }
 
     /// Every annotation of a book in reading order: page, then top to bottom (bookmarks first,

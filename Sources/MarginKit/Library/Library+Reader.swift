@@ -122,6 +122,13 @@ extension Library {
 
     /// Highlights the characters `start..<end` of a page's layout text (what a reader selected).
     public func addHighlight(_ book: Book, _ selection: HighlightSelection) async throws -> Highlight {
+        try await addHighlightShown(book, selection).annotation
+    }
+
+    /// `addHighlight`, as shown (with its page's label and chapter), from the same transaction.
+    public func addHighlightShown(_ book: Book, _ selection: HighlightSelection) async throws
+        -> AnnotationView<Highlight>
+    {
         var normalized = selection
         normalized.note = selection.note.map(normalizedLineEnds)
         let selection = normalized
@@ -152,9 +159,7 @@ extension Library {
             bookId: book.id ?? 0, page: selection.page, text: occurrence.text, prefix: occurrence.prefix,
             suffix: occurrence.suffix, rects: rects, color: selection.color, note: nonEmpty(selection.note))
         highlight.shared = selection.shared
-        let saved = try await database.addHighlights([highlight])
-        try await touch(book)
-        return saved[0]
+        return try await addShown([highlight], of: book)[0]
     }
 
     /// Sets a bookmark's label (nil or "" clears it; with `keepLabel` it stays) and, when

@@ -118,8 +118,8 @@ extension Library {
             var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
             if let bookId = options.bookId { scanned = scanned.filter(Book.Fields.id == bookId) }
             // Counted, not read: a library of scans may hold thousands of such books.
-            var textless = Textless(
-                books: try store.count(scanned), pages: try store.sum(Book.Fields.textlessPages, scanned))
+            let (scans, scannedPages) = try store.countAndSum(Book.Fields.textlessPages, scanned)
+            var textless = Textless(books: scans, pages: scannedPages)
             if textless.books == 1 { textless.title = try store.first(scanned)?.title }
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }

@@ -2,15 +2,19 @@ import Foundation
 import MarginCore
 import PostgresNIO
 
-/// A search term as the page words answer it (see migration v11): the words of the vocabulary
-/// holding it, and how many times each holds it.
+/// A search term as the page words answer it: the words of the vocabulary holding it, and how
+/// many times each holds it; none at all (`lookedUp` false) for a term they don't answer, which
+/// the text of the pages the other terms find is searched for.
 struct WordTerm {
     var words: [String] = []
     var counts: [Int64] = []
+    var lookedUp = false
 }
 
-/// Search from the page words (`page_words`, `word`): the pages holding a term and its count on
+/// Search from the page words (`page_word`, `word`): the pages holding a term and its count on
 /// each come from the words, so neither finding the pages nor ranking them reads their text.
+/// A phrase is left to the text (its trigram index finds fewer pages than its words would: the
+/// pages holding "probability" and "distribution" are many more than those holding both as one).
 /// `MARGIN_PLAIN=page-words` (or `all`) turns it off: every search reads the text, as before
 /// (the tests compare both; bench/team-load.py measures both).
 extension PostgresStore {
@@ -22,9 +26,6 @@ extension PostgresStore {
         return !named.contains("page-words") && !named.contains("all")
     }()
 
-    /// Words of the vocabulary one term may stand for before the text is searched instead (as
-    /// SQLite's index, `PageWords.maxExpansions`).
-    static let maxExpansions = 5_000
     /// A term held by more words than this is found and counted in the text of the pages holding
     /// the others: reading all their pages' words costs more past it.
     static let countedInWords = 1_000
@@ -36,34 +37,36 @@ extension PostgresStore {
         term.unicodeScalars.count >= 3 && term.unicodeScalars.allSatisfy(isIndexWordScalar)
     }
 
-    /// Each term's words, in one statement; nil (the text is searched then) when a term is not a
-    /// word term or stands for more than `maxExpansions` words, or when every term stands for
-    /// more than `countedInWords` (a piece of most pages' words: "the").
+    /// Each word term's words, in one statement; nil (the text is searched then) when no term
+    /// is one. A term held by more than `countedInWords` words (a piece of most pages' words) is
+    /// left to the text too.
     func wordTerms(_ terms: [String]) throws -> [WordTerm]? {
-        guard Self.usesPageWords, !terms.isEmpty, terms.allSatisfy(Self.isWordTerm) else { return nil }
+        guard Self.usesPageWords else { return nil }
+        let asked = terms.indices.filter { Self.isWordTerm(terms[$0]) }
+        guard !asked.isEmpty else { return nil }
         var sql = SQLBuilder(table: "word")
-        let parts = terms.enumerated().map { index, term in
-            let text = sql.bind(.text(term))
-            let pattern = sql.bind(.text("%" + term + "%"))
+        let parts = asked.map { index in
+            let text = sql.bind(.text(terms[index]))
+            let pattern = sql.bind(.text("%" + terms[index] + "%"))
             return
                 "(SELECT \(index)::int8, word, ((length(word) - length(replace(word, \(text), ''))) / length(\(text)))::int8 "
-                + "FROM word WHERE word LIKE \(pattern) LIMIT \(Self.maxExpansions + 1))"
+                + "FROM word WHERE word LIKE \(pattern) LIMIT \(Self.countedInWords + 1))"
         }
         var found = Array(repeating: WordTerm(), count: terms.count)
+        for index in asked { found[index].lookedUp = true }
         for row in try run(parts.joined(separator: " UNION ALL "), sql.binds).rows {
             let (index, word, count) = try row.decode((Int64, String, Int64).self)
             found[Int(index)].words.append(word)
             found[Int(index)].counts.append(count)
         }
-        guard found.allSatisfy({ $0.words.count <= Self.maxExpansions }),
-            found.contains(where: { $0.words.count <= Self.countedInWords })
-        else { return nil }
-        return found
+        for index in asked where found[index].words.count > Self.countedInWords { found[index] = WordTerm() }
+        return found.contains(where: \.lookedUp) ? found : nil
     }
 
     /// The pages holding every term, ranked as `relevance` ranks when there are at most
-    /// `SearchRanking.rankedPages` (and more than one); past that, in library order, as the text
-    /// search gives them (the first pages come sooner that way than from the words).
+    /// `SearchRanking.rankedPages` (and more than one), by the terms it ranks by (`isRanked`);
+    /// past that, or with none of those, in library order, as the text search gives them (the
+    /// first pages come sooner that way than from the words).
     func candidatePages(
         _ found: [WordTerm], terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool
     ) throws {
@@ -73,19 +76,22 @@ extension PostgresStore {
         let matches = try countPages(found, terms: terms, bookId: bookId, cap: cap)
         counted.record(terms: terms, bookId: bookId, count: matches, cap: cap)
         guard matches > 0 else { return }
-        guard matches <= SearchRanking.rankedPages else { return try pagesInOrder(terms, bookId: bookId, visit: visit) }
+        let ranked = terms.indices.filter { Self.isRanked(terms[$0]) }
+        guard matches <= SearchRanking.rankedPages, matches > 1, !ranked.isEmpty else {
+            return try pagesInOrder(terms, bookId: bookId, visit: visit)
+        }
         var sql = SQLBuilder(table: "page_word")
         let (pages, average) = try libraryStatistics()
         let (from, frequencies) = matching(found, terms: terms, bookId: bookId, &sql)
         var parts = [String]()
-        for (index, frequency) in frequencies.enumerated() {
+        for index in ranked {
             var weight = 1.0
-            if terms.count > 1 {
+            if ranked.count > 1 {
                 weight = try statistics.weight(of: terms[index]) {
                     bm25Weight(pages: pages, holding: try pagesHolding(found[index], term: terms[index]))
                 }
             }
-            parts.append(bm25(weight: weight, frequency: frequency, length: "p.words", average: average, &sql))
+            parts.append(bm25(weight: weight, frequency: frequencies[index], length: "p.words", average: average, &sql))
         }
         let ids = try run(
             "SELECT p.id \(from) ORDER BY (\(parts.joined(separator: " + "))) DESC, p.\"bookId\", p.number", sql.binds
@@ -95,7 +101,7 @@ extension PostgresStore {
 
     /// How many pages hold every term, counting up to `cap`.
     func countPages(_ found: [WordTerm], terms: [String], bookId: Int64?, cap: Int) throws -> Int {
-        guard !found.contains(where: \.words.isEmpty) else { return 0 }
+        guard !found.contains(where: { $0.lookedUp && $0.words.isEmpty }) else { return 0 }
         var sql = SQLBuilder(table: "page_word")
         let (from, _) = matching(found, terms: terms, bookId: bookId, &sql, needsPages: false)
         return Int(
@@ -105,21 +111,18 @@ extension PostgresStore {
 
     /// How many pages of the library hold a term.
     private func pagesHolding(_ found: WordTerm, term: String) throws -> Double {
-        var sql = SQLBuilder(table: "page_word")
-        guard found.words.count <= Self.countedInWords else {
-            let filter = sql.contains([term], bookId: nil)
-            return try run("SELECT count(*)::float8 FROM page\(filter)", sql.binds).rows.first?.decode(Double.self) ?? 0
+        guard !found.lookedUp else {
+            return Double(try countPages([found], terms: [term], bookId: nil, cap: Int(Int32.max)))
         }
-        return try run(
-            "SELECT count(DISTINCT page)::float8 FROM page_word WHERE word = ANY(\(sql.bind(array: found.words))::text[])",
-            sql.binds
-        ).rows.first?.decode(Double.self) ?? 0
+        var sql = SQLBuilder(table: "page")
+        let filter = sql.contains([term], bookId: nil)
+        return try run("SELECT count(*)::float8 FROM page\(filter)", sql.binds).rows.first?.decode(Double.self) ?? 0
     }
 
     /// `FROM … WHERE …` of the pages (alias `p`; without `needsPages`, only when a condition
-    /// needs them) holding every term, and each term's count on them: from the words for a term of at most `countedInWords` words (the sum of their counts
-    /// there times the term's count in them), from the text for the others (only pages holding
-    /// the first kind are read).
+    /// needs them) holding every term, and each term's count on them: from its words for a word
+    /// term (the sum of their counts there times the term's count in them); from the text for
+    /// the others, which the text is checked for (only the pages holding the word terms are read).
     private func matching(
         _ found: [WordTerm], terms: [String], bookId: Int64?, _ sql: inout SQLBuilder, needsPages: Bool = true
     ) -> (from: String, frequencies: [String]) {
@@ -129,23 +132,25 @@ extension PostgresStore {
         var sums = [String]()
         var frequencies = [String]()
         var conditions = [String]()
+        var lookups = 0
         for (index, term) in found.enumerated() {
-            if term.words.count <= Self.countedInWords {
+            if term.lookedUp {
                 words += term.words
                 counts += term.counts
-                owners += Array(repeating: Int64(sums.count), count: term.words.count)
-                frequencies.append("found.f\(sums.count)")
-                sums.append("(sum(w.count * e.count) FILTER (WHERE e.term = \(sums.count)))::float8 AS f\(sums.count)")
+                owners += Array(repeating: Int64(lookups), count: term.words.count)
+                frequencies.append("found.f\(lookups)")
+                sums.append("(sum(w.count * e.count) FILTER (WHERE e.lookup = \(lookups)))::float8 AS f\(lookups)")
+                lookups += 1
             } else {
                 conditions.append(sql.holds(terms[index], column: "p.norm"))
                 frequencies.append(textFrequency(terms[index], column: "p.norm", &sql))
             }
         }
         if let bookId { conditions.append("p.\"bookId\" = \(sql.bind(.integer(bookId)))") }
-        let having = sums.count > 1 ? " HAVING count(DISTINCT e.term) = \(sums.count)" : ""
+        let having = lookups > 1 ? " HAVING count(DISTINCT e.lookup) = \(lookups)" : ""
         let found =
-            "(SELECT w.page, \(sums.joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "
-            + "\(sql.bind(array: counts))::int8[], \(sql.bind(array: owners))::int8[]) AS e(word, count, term) "
+            "(SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "
+            + "\(sql.bind(array: counts))::int8[], \(sql.bind(array: owners))::int8[]) AS e(word, count, lookup) "
             + "CROSS JOIN LATERAL (SELECT page, count FROM page_word WHERE word = e.word OFFSET 0) AS w "
             + "GROUP BY w.page\(having)) AS found"
         guard needsPages || !conditions.isEmpty else { return ("FROM \(found)", frequencies) }

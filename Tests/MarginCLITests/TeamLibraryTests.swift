@@ -199,7 +199,19 @@ import Testing
             """
         ).split(separator: "\n").map(String.init)
         #expect(chosen.count == 24)
-        let queries = chosen.map { [$0] } + stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
+        // And phrases: pieces of the pages' text across words (found by their words, then
+        // checked in the text), alone and beside a word.
+        let phrases = try TestCluster.psql(
+            url,
+            """
+            SELECT DISTINCT s FROM (SELECT substr(norm, (1 + (id * 37) % greatest(length(norm) - 14, 1))::int, (6 + id % 9)::int) AS s
+                FROM margin.page) AS pieces WHERE s ~ '^[a-z0-9][a-z0-9 ,.-]*[a-z0-9]$' AND s ~ '[ ,.-]' ORDER BY s LIMIT 12
+            """
+        ).split(separator: "\n").map { "\"\($0)\"" }
+        #expect(phrases.count >= 6, "\(phrases)")
+        let queries =
+            chosen.map { [$0] } + stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
+            + phrases.map { [$0] } + phrases.prefix(4).enumerated().map { [$1 + " " + chosen[$0]] }
         let textSearch = onTeam.merging(["MARGIN_PLAIN": "page-words"]) { $1 }
         for query in queries + ranked + unordered {
             let fromWords = try hits(team, onTeam, query + ["--limit", "0"])

@@ -424,6 +424,22 @@ struct PostgresStore: StoreWriter, TextIndex {
         var sql = SQLBuilder(table: "page")
         let filter = sql.contains(terms, bookId: bookId)
         let ranked = terms.filter(Self.isRanked)
+        if ranked.contains(where: { TermWords($0.unicodeScalars).words.count > 1 }) {
+            // A phrase is on few pages: ranked at once, counted by the same pass (the trigram
+            // index's pages read once, not once to count and again to rank).
+            let (columns, score) = try relevance(ranked, &sql)
+            let rows = try run(
+                "SELECT id, count(*) OVER () FROM (SELECT id, \"bookId\", number, words, \(columns) FROM page\(filter)) "
+                    + "AS found ORDER BY \(score) DESC, \"bookId\", number LIMIT \(SearchRanking.rankedPages + 1)",
+                sql.binds
+            ).rows.map { try $0.decode((Int64, Int64).self) }
+            let matches = Int(rows.first?.1 ?? 0)
+            counted.record(
+                terms: terms, bookId: bookId, count: min(matches, SearchRanking.rankedPages + 1),
+                cap: SearchRanking.rankedPages + 1)
+            if matches <= SearchRanking.rankedPages { return try visitPages(rows.map(\.0), visit: visit) }
+            return try pagesInOrder(terms, bookId: bookId, visit: visit)
+        }
         if !ranked.isEmpty {
             let matches =
                 try run(

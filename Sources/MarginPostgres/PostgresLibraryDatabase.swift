@@ -123,12 +123,14 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         self.client = client
         running = Task.detached { await client.run() }
         do {
+            // Who, how, and whether the library has a schema yet, in one round trip.
             let facts = try session.run(
-                "SELECT current_user::text, coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)"
+                "SELECT current_user::text, coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false), "
+                    + "to_regclass('margin.migrations') IS NULL"
             ).rows.first?.makeRandomAccess()
             self.user = try facts?[0].decode(String.self) ?? user
             self.encrypted = try facts?[1].decode(Bool.self) ?? false
-            try migrate()
+            try migrate(fresh: try facts?[2].decode(Bool.self) ?? true)
         } catch {
             running.cancel()
             throw error
@@ -190,9 +192,9 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
 
     // MARK: Schema
 
-    private func migrate() throws {
+    private func migrate(fresh: Bool) throws {
         // Users the library was granted to can't create schemas: only a new library is created.
-        if try run("SELECT to_regclass('margin.migrations') IS NULL").rows.first?.decode(Bool.self) ?? true {
+        if fresh {
             try run("CREATE SCHEMA IF NOT EXISTS margin")
             try run(
                 "CREATE TABLE IF NOT EXISTS margin.migrations (name text PRIMARY KEY, \"appliedAt\" timestamptz NOT NULL DEFAULT now())"

@@ -54,10 +54,16 @@ extension ReaderServer {
             try jsonResponse(try await library.views(try await library.bookmarks(of: try await book(context))))
         }
         api.post("books/{id}/bookmarks") { request, context in
-            let book = try await book(context)
             let body = try await decodeBody(NewBookmark.self, request, context)
+            // A book named by id is read in the transaction that saves the bookmark.
+            if let id = Int64(context.parameters.get("id") ?? ""),
+                let bookmark = try await library.addBookmarkShown(
+                    toBook: id, page: body.page, label: body.label, shared: body.shared ?? false)
+            {
+                return try jsonResponse(bookmark, status: .created)
+            }
             let bookmark = try await library.addBookmarkShown(
-                book, page: body.page, label: body.label, shared: body.shared ?? false)
+                try await book(context), page: body.page, label: body.label, shared: body.shared ?? false)
             return try jsonResponse(bookmark, status: .created)
         }
         api.patch("bookmarks/{id}") { request, context in
@@ -75,11 +81,17 @@ extension ReaderServer {
             try jsonResponse(try await library.views(try await library.memos(of: try await book(context))))
         }
         api.post("books/{id}/memos") { request, context in
-            let book = try await book(context)
             let body = try await decodeBody(NewMemo.self, request, context)
-            return try jsonResponse(
-                try await library.addMemoShown(book, page: body.page, text: body.text, shared: body.shared ?? false),
-                status: .created)
+            // A book named by id is read in the transaction that saves the memo.
+            if let id = Int64(context.parameters.get("id") ?? ""),
+                let memo = try await library.addMemoShown(
+                    toBook: id, page: body.page, text: body.text, shared: body.shared ?? false)
+            {
+                return try jsonResponse(memo, status: .created)
+            }
+            let memo = try await library.addMemoShown(
+                try await book(context), page: body.page, text: body.text, shared: body.shared ?? false)
+            return try jsonResponse(memo, status: .created)
         }
         api.patch("memos/{id}") { request, context in
             let body = try await decodeBody(MemoChange.self, request, context)

@@ -185,6 +185,20 @@ extension LibraryTransactions where Self: LibraryStore {
         }
     }
 
+    public func addAnnotations<M: Model>(
+        toBook bookId: Int64, openedAt: Date, _ make: @escaping @Sendable (Book) throws -> [M]
+    ) async throws -> (saved: [M], guide: BookGuide?)? {
+        try await repository.write { store in
+            guard let book = try store.noteOpened(bookId: bookId, at: openedAt) else { return nil }
+            let saved = try make(book).map { annotation in
+                var copy = annotation
+                try store.insert(&copy)
+                return copy
+            }
+            return (saved, try store.first(Query<BookGuide>().filter(BookGuide.Fields.bookId == bookId)))
+        }
+    }
+
     public func addBookmark(_ bookmark: Bookmark, openedAt: Date? = nil) async throws -> Bookmark {
         try await addAnnotations([bookmark], of: bookmark.bookId, openedAt: openedAt).saved[0]
     }

@@ -42,6 +42,12 @@ public protocol LibraryTransactions: Sendable {
     /// pages' labels and chapters, to show the annotations with).
     func addAnnotations<M: Model>(_ annotations: [M], of bookId: Int64, openedAt: Date?) async throws
         -> (saved: [M], guide: BookGuide?)
+    /// `addAnnotations` of what `make` makes of the book as stored, read in the same transaction
+    /// (a request naming a book by id goes to the database once); nil, with nothing saved, when
+    /// there is no book `bookId`.
+    func addAnnotations<M: Model>(
+        toBook bookId: Int64, openedAt: Date, _ make: @escaping @Sendable (Book) throws -> [M]
+    ) async throws -> (saved: [M], guide: BookGuide?)?
     /// Saves the annotations whose UUID the library doesn't hold yet; the others are left as
     /// they are. Returns how many were added.
     func addNewAnnotations(highlights: [Highlight], memos: [Memo]) async throws -> (highlights: Int, memos: Int)

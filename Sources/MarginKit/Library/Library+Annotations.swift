@@ -31,11 +31,27 @@ extension Library {
     public func addBookmarkShown(_ book: Book, page: Int, label: String?, shared: Bool = false) async throws
         -> AnnotationView<Bookmark>
     {
-        try checkPage(page, of: book)
         try checkNoNUL(label, what: "a bookmark's label")
+        return try await addShown([try bookmark(on: book, page: page, label: label, shared: shared)], of: book)[0]
+    }
+
+    /// `addBookmarkShown` on the book with this id, read in the transaction that saves the
+    /// bookmark; nil when there is none.
+    public func addBookmarkShown(toBook id: Int64, page: Int, label: String?, shared: Bool = false) async throws
+        -> AnnotationView<Bookmark>?
+    {
+        try checkNoNUL(label, what: "a bookmark's label")
+        let made = try await database.addAnnotations(toBook: id, openedAt: Date()) { book in
+            [try self.bookmark(on: book, page: page, label: label, shared: shared)]
+        }
+        return made.map { AnnotationView($0.saved[0], guide: $0.guide) }
+    }
+
+    private func bookmark(on book: Book, page: Int, label: String?, shared: Bool) throws -> Bookmark {
+        try checkPage(page, of: book)
         var bookmark = Bookmark(bookId: book.id ?? 0, page: page, label: nonEmpty(label))
         bookmark.shared = shared
-        return try await addShown([bookmark], of: book)[0]
+        return bookmark
     }
 
     /// Saves annotations of a book, notes it opened (for `recent`), and shows them (their pages'
@@ -63,13 +79,35 @@ extension Library {
     public func addMemoShown(_ book: Book, page: Int?, text: String, shared: Bool = false) async throws
         -> AnnotationView<Memo>
     {
+        let text = try memoText(text)
+        return try await addShown([try memo(on: book, page: page, text: text, shared: shared)], of: book)[0]
+    }
+
+    /// `addMemoShown` on the book with this id, read in the transaction that saves the memo; nil
+    /// when there is none.
+    public func addMemoShown(toBook id: Int64, page: Int?, text: String, shared: Bool = false) async throws
+        -> AnnotationView<Memo>?
+    {
+        let text = try memoText(text)
+        let made = try await database.addAnnotations(toBook: id, openedAt: Date()) { book in
+            [try self.memo(on: book, page: page, text: text, shared: shared)]
+        }
+        return made.map { AnnotationView($0.saved[0], guide: $0.guide) }
+    }
+
+    /// A memo's text as kept (line ends normalized), refused when empty or too long.
+    private func memoText(_ text: String) throws -> String {
         let text = normalizedLineEnds(text)
-        if let page { try checkPage(page, of: book) }
         guard nonEmpty(text) != nil else { throw MarginError.invalidArgument("a memo cannot be empty") }
         try checkNoteSize(text, what: "a memo")
+        return text
+    }
+
+    private func memo(on book: Book, page: Int?, text: String, shared: Bool) throws -> Memo {
+        if let page { try checkPage(page, of: book) }
         var memo = Memo(bookId: book.id ?? 0, page: page, text: text)
         memo.shared = shared
-        return try await addShown([memo], of: book)[0]
+        return memo
     }
 
     public func memos(of book: Book?) async throws -> [Memo] {

@@ -33,7 +33,11 @@ struct PostgresFiles: BlobStore {
 
     /// Whether the file is here or in the database (it is fetched when its path is asked for).
     func contains(_ sha256: String) -> Bool {
-        if local.contains(sha256) { return true }
+        local.contains(sha256) || holds(sha256)
+    }
+
+    /// Whether the database has the file, whatever this machine's cache has.
+    func holds(_ sha256: String) -> Bool {
         guard let database = try? store.files() else { return false }
         var binds = PostgresBindings()
         binds.append(sha256)

@@ -103,6 +103,24 @@ import Testing
         #expect(try back.ok("db", "check").stdout.contains("text index    ok"))
     }
 
+    /// A team database dropped and made again under its name: the PDFs this machine still has
+    /// cached for it are uploaded again, so the others can read them.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aCopyIntoADatabaseMadeAgainStoresThePDFsThere() throws {
+        let url = try TestCluster.freshDatabase()
+        let admin = try #require(TestCluster.url)
+        let name = try #require(url.split(separator: "/").last.map(String.init))
+        let original = Sandbox()
+        try original.ok("add", "-q", Fixtures.pdf("sample.pdf"))
+        try original.ok("db", "copy", "--to", url)
+        try TestCluster.psql(admin, "DROP DATABASE \(name) WITH (FORCE)")
+        try TestCluster.psql(admin, "CREATE DATABASE \(name)")
+        let again = try #require(try original.ok("db", "copy", "--to", url, "--json").json() as? [String: Any])
+        #expect(again["filesAdded"] as? Int == 1, "\(again)")
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.file") == "1")
+    }
+
     @Test func copyingALibraryOntoItselfIsRefused() throws {
         let box = Sandbox()
         try box.ok("add", "-q", Fixtures.pdf("sample.pdf"))

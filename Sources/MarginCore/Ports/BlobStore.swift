@@ -12,6 +12,9 @@ public protocol BlobStore: Sendable {
     func path(for sha256: String) -> String
     /// Whether the store holds the file with this SHA-256.
     func contains(_ sha256: String) -> Bool
+    /// Whether the library itself holds it, not only this machine's copy of it (a team library's
+    /// PDFs are in its database: a copy cached here may be of a database since dropped).
+    func holds(_ sha256: String) -> Bool
     /// Which of these SHA-256s the store holds (a list of books asks for each of its books).
     func containing(_ sha256s: [String]) -> Set<String>
     /// Creates the store's folders.
@@ -33,6 +36,8 @@ extension BlobStore {
     public func checkedPath(for sha256: String) throws -> String { path(for: sha256) }
 
     public func containing(_ sha256s: [String]) -> Set<String> { Set(sha256s.filter(contains)) }
+
+    public func holds(_ sha256: String) -> Bool { contains(sha256) }
 
     /// A new, empty temporary file for a partial download or copy.
     public func makeTemporaryFile() throws -> String { try makeTemporaryFile(suffix: ".part") }

@@ -51,7 +51,9 @@ extension Library {
         var report = CopyReport(destination: destination.database.path ?? destination.paths.database)
         // The files first: a book is never recorded where its PDF can't be had.
         let shas = Set(snapshot.books.map(\.sha256) + snapshot.versions.map(\.sha256))
-        for sha in shas.sorted() where !destination.blobs.contains(sha) {
+        // Asked of the destination's own store: a team library's cache on this machine may hold a
+        // PDF its database (dropped and made again) no longer has.
+        for sha in shas.sorted() where !destination.blobs.holds(sha) {
             guard blobs.contains(sha) else {
                 report.filesMissing += snapshot.books.filter { $0.sha256 == sha }.compactMap(\.id)
                 continue

@@ -175,13 +175,8 @@ extension LibraryTransactions where Self: LibraryStore {
         -> (saved: [M], guide: BookGuide?)
     {
         try await repository.write { store in
-            let saved = try annotations.map { annotation in
-                var copy = annotation
-                try store.insert(&copy)
-                return copy
-            }
             if let openedAt { _ = try store.noteOpened(bookId: bookId, at: openedAt) }
-            return (saved, try store.first(Query<BookGuide>().filter(BookGuide.Fields.bookId == bookId)))
+            return try saved(annotations, of: bookId, store)
         }
     }
 
@@ -190,13 +185,21 @@ extension LibraryTransactions where Self: LibraryStore {
     ) async throws -> (saved: [M], guide: BookGuide?)? {
         try await repository.write { store in
             guard let book = try store.noteOpened(bookId: bookId, at: openedAt) else { return nil }
-            let saved = try make(book).map { annotation in
-                var copy = annotation
-                try store.insert(&copy)
-                return copy
-            }
-            return (saved, try store.first(Query<BookGuide>().filter(BookGuide.Fields.bookId == bookId)))
+            return try saved(try make(book), of: bookId, store)
         }
+    }
+
+    /// Inserts a book's new annotations (each gets its id) and reads the book's guide, to show
+    /// them with.
+    private func saved<M: Model>(_ annotations: [M], of bookId: Int64, _ store: any StoreWriter) throws
+        -> (saved: [M], guide: BookGuide?)
+    {
+        let saved = try annotations.map { annotation in
+            var copy = annotation
+            try store.insert(&copy)
+            return copy
+        }
+        return (saved, try store.first(Query<BookGuide>().filter(BookGuide.Fields.bookId == bookId)))
     }
 
     public func addBookmark(_ bookmark: Bookmark, openedAt: Date? = nil) async throws -> Bookmark {

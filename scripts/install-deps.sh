@@ -10,7 +10,7 @@
 set -euo pipefail
 packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29 libxml2 libtesseract-dev tesseract-ocr-eng)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
-    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc tesseract-ocr)
+    packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc tesseract-ocr lua5.4)
 fi
 if [ "${1:-}" = "--bench" ]; then
     packages+=(recoll ocrmypdf)

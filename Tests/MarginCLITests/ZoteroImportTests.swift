@@ -194,6 +194,56 @@ enum ZoteroFixture {
         #expect(refused.stderr.contains("its groups: Reading Group (4711)"), "\(refused)")
     }
 
+    /// A damaged file among Zotero's (not a PDF, cut short) is left out with its reason, before
+    /// anything is added; the rest come in, in the dry run as in the import.
+    @Test func aBrokenAttachmentIsSkippedWithItsReasonAndTheRestComeIn() throws {
+        let zotero = try ZoteroFixture.make()
+        try Data("garbage\n".utf8).write(
+            to: URL(fileURLWithPath: zotero + "/storage/ATTSAMPL/Lovelace - 2019 - A Sample Paper.pdf"))
+        let group = zotero + "/storage/GRPATT01/two-columns.pdf"
+        try Data(try Data(contentsOf: URL(fileURLWithPath: group)).prefix(1000)).write(to: URL(fileURLWithPath: group))
+        let box = Sandbox()
+        for arguments in [["--dry-run", "--json"], ["--json"]] {
+            let imported = try report(box.ok(["import", "zotero", zotero] + arguments))
+            #expect(counts(imported, "books") == [1, 0, 0, 0], "\(arguments)")
+            #expect(counts(imported, "highlights") == [1, 0, 0, 0], "\(arguments)")
+            #expect(counts(imported, "memos") == [0, 0, 0, 0], "\(arguments)")
+            let skipped = try #require(imported["skipped"] as? [[String: String]])
+            let why = Dictionary(skipped.map { ($0["what"] ?? "", $0["why"] ?? "") }, uniquingKeysWith: { a, _ in a })
+            #expect(
+                why.first { $0.key.hasPrefix("attachment ATTSAMPL") }?.value.hasPrefix("not a PDF: ") == true, "\(why)")
+            #expect(
+                why.first { $0.key.hasPrefix("attachment ATTSAMPL") }?.value.hasSuffix("(6 annotations with it)")
+                    == true)
+            #expect(why.first { $0.key.hasPrefix("attachment GRPATT01") }?.value.contains("is truncated") == true)
+        }
+        #expect(try box.books().map { $0.string("title") ?? "" } == ["Field Notes"])
+    }
+
+    /// A failure after some books came in (here a note past what a note may hold, on the last
+    /// attachment read): one error line, and the books this import added go again.
+    @Test func aFailureHalfwayLeavesTheLibraryAsItWas() throws {
+        let zotero = try ZoteroFixture.make()
+        let updated = try runProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n"
+                    + "db.execute('UPDATE itemAnnotations SET comment = ? WHERE itemID = 52', ('long note ' * 120000,))\n"
+                    + "db.commit()",
+                zotero + "/zotero.sqlite",
+            ])
+        #expect(updated.status == 0, "\(updated.stderr)")
+        let box = Sandbox()
+        try box.ok("add", Fixtures.pdf("prose.pdf"))
+        try box.ok("highlight", "add", "1", "--text", "paying customers")
+        let before = try box.snapshot()
+        let refused = try box.fails("import", "zotero", zotero)
+        #expect(refused.stderr.contains("MiB one may hold"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(try box.snapshot() == before)
+    }
+
     /// Hostile or unusual databases: one error line, nothing imported, Zotero's files as they were.
     @Test func aDamagedNewerOrAbsentDatabaseIsOneErrorAndImportsNothing() throws {
         let box = Sandbox()

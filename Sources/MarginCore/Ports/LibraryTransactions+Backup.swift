@@ -204,6 +204,8 @@ private func mergeAnnotation<M: Annotation>(
     comparable.id = incoming.id
     comparable.createdAt = incoming.createdAt
     comparable.updatedAt = incoming.updatedAt
+    // A file that names no owner (another tool's, a personal library's) means whoever takes it in.
+    if incoming.owner == nil { comparable.owner = nil }
     if comparable == incoming {
         counts.unchanged += 1
         return

@@ -43,7 +43,8 @@ extension Library {
     /// (text, note, colour, date, page, start and end positions, page boxes from the page's top
     /// left), page bookmarks with their label as note, memos on a page as page bookmarks with
     /// a note, and KOReader's partial MD5 of the file so that KOReader (and margin) know the
-    /// document; each carries its margin UUID. Memos on the whole book have no place in KOReader.
+    /// document; each carries its margin UUID and author (`margin_uuid`, `margin_author`: KOReader
+    /// keeps fields it doesn't know). Memos on the whole book have no place in KOReader.
     func koreaderSidecar(_ book: Book) async throws -> String {
         let entry = try await backup([book]).books[0]
         let path = try await ensureCached(book)
@@ -81,6 +82,7 @@ extension Library {
             if let chapter = highlight.chapter { fields.append((.string("chapter"), .string(chapter))) }
             if let note = highlight.note { fields.append((.string("note"), .string(note))) }
             fields.append((.string("margin_uuid"), .string(highlight.uuid)))
+            if let author = highlight.author { fields.append((.string("margin_author"), .string(author))) }
             items.append((highlight.page, -first[3], .table(fields)))
         }
         for bookmark in entry.bookmarks {
@@ -91,18 +93,20 @@ extension Library {
             if let label = bookmark.label { fields.append((.string("note"), .string(label))) }
             if let chapter = bookmark.chapter { fields.append((.string("chapter"), .string(chapter))) }
             fields.append((.string("margin_uuid"), .string(bookmark.uuid)))
+            if let author = bookmark.author { fields.append((.string("margin_author"), .string(author))) }
             items.append((bookmark.page, -.infinity, .table(fields)))
         }
         // A memo on a page is, to KOReader, a page bookmark with a note (marked as a memo for
         // margin; KOReader keeps it as a bookmark). One on the whole book has no place.
         for memo in entry.memos {
             guard let page = memo.page else { continue }
-            let fields: [(key: LuaValue, value: LuaValue)] = [
+            var fields: [(key: LuaValue, value: LuaValue)] = [
                 (.string("datetime"), local(memo.createdAt)), (.string("datetime_updated"), local(memo.updatedAt)),
                 (.string("margin_memo"), .boolean(true)), (.string("margin_uuid"), .string(memo.uuid)),
                 (.string("note"), .string(memo.text)), (.string("page"), .number(Double(page))),
                 (.string("pageno"), .number(Double(page))),
             ]
+            if let author = memo.author { fields.append((.string("margin_author"), .string(author))) }
             items.append((page, .infinity, .table(fields)))
         }
         items.sort { ($0.page, $0.top) < ($1.page, $1.top) }

@@ -29,6 +29,11 @@ struct ForeignAnnotation: Sendable {
     /// several occurrences it is.
     var prefix: String?
     var suffix: String?
+    /// Where the words start in the text, when the tool says (a W3C TextPositionSelector):
+    /// which occurrence it is when their context doesn't tell. In the page's text when
+    /// `positionInPage`, else in the book's (its pages' texts one after another).
+    var position: Int?
+    var positionInPage = false
     var created: Date
     var modified: Date
 }
@@ -83,13 +88,21 @@ extension Library {
                     let folded = foldedTerm(text)
                     var candidates = page.map { [$0] } ?? []
                     if page == nil { candidates = try await pages(of: book, holding: folded).map(\.number) }
-                    var best: (score: Int, page: Int, occurrence: PageLocator.Occurrence)?
+                    // The context decides; the position, when given, among occurrences it can't tell apart.
+                    var best: (score: Int, distance: Int, page: Int, occurrence: PageLocator.Occurrence)?
                     for number in candidates {
                         let locator = PageLocator(
                             number: number, text: texts[number] ?? "", page: try await load(number))
+                        let start = item.positionInPage ? 0 : bookOffset(of: number, texts)
                         for occurrence in locator.occurrences(of: folded, keepHyphens: text.contains("-")) {
                             let score = contextScore(occurrence, prefix: item.prefix, suffix: item.suffix)
-                            if best.map({ score > $0.score }) ?? true { best = (score, number, occurrence) }
+                            let distance =
+                                item.position.map {
+                                    abs(start + locator.text.rawRange(occurrence.range).lowerBound - $0)
+                                } ?? 0
+                            if best.map({ score > $0.score || (score == $0.score && distance < $0.distance) }) ?? true {
+                                best = (score, distance, number, occurrence)
+                            }
                         }
                     }
                     guard let best else {
@@ -198,6 +211,12 @@ extension Library {
         report.highlights = report.highlights + merge.highlights
         report.memos = report.memos + merge.memos
     }
+}
+
+/// Where page `number` starts in the book's text: its earlier pages' scalars, a line end
+/// after each (as a tool that reads the whole document counts).
+private func bookOffset(of number: Int, _ texts: [Int: String]) -> Int {
+    (1..<max(1, number)).reduce(0) { $0 + (texts[$1]?.unicodeScalars.count ?? 0) + 1 }
 }
 
 /// Whether two highlights' rects are the same to within `tolerance` points (or both absent).

@@ -126,6 +126,8 @@ extension Library {
                 page: page.map { Int($0) }, text: isHighlight ? text : nil, note: note, created: created,
                 modified: modified)
             item.uuid = entry["margin_uuid"]?.string.flatMap(UUID.init(uuidString:))
+            // KOReader keeps no author: margin's own sidecars name it beside the UUID.
+            item.author = entry["margin_author"]?.string
             if isHighlight {
                 let color = entry["color"]?.string?.lowercased()
                 item.color = color.flatMap { koreaderColors[$0] } ?? color

@@ -217,7 +217,8 @@ struct LuaLiteralReader {
         let body = negative ? String(text.dropFirst()) : text
         let value: Double?
         if body.lowercased().hasPrefix("0x") {
-            value = UInt64(body.dropFirst(2), radix: 16).map { Double($0) }
+            // An integer, else a hexadecimal float ("0xA.8p1"), which strtod reads as Lua does.
+            value = UInt64(body.dropFirst(2), radix: 16).map { Double($0) } ?? Double(body)
         } else {
             value = body.first.map { $0.isNumber || $0 == "." } == true ? Double(body) : nil
         }

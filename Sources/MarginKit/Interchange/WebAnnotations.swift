@@ -197,11 +197,19 @@ extension Library {
             source = String(iri[..<hash])
         }
         var quote: [String: Any]?
-        for selector in selectors + selectors.compactMap({ $0["refinedBy"] as? [String: Any] }) {
-            switch selector["type"] as? String {
-            case "TextQuoteSelector": quote = selector
-            case "FragmentSelector": page = (selector["value"] as? String).flatMap(pageFragment) ?? page
-            default: break
+        // A TextPositionSelector refining a page's fragment counts in that page's text (as
+        // margin writes it); one on its own counts in the whole document's (as Hypothesis).
+        var position: (start: Int, inPage: Bool)?
+        for selector in selectors {
+            let refined = selector["refinedBy"] as? [String: Any]
+            for (one, inPage) in [(selector, false)] + (refined.map { [($0, true)] } ?? []) {
+                switch one["type"] as? String {
+                case "TextQuoteSelector": quote = one
+                case "FragmentSelector": page = (one["value"] as? String).flatMap(pageFragment) ?? page
+                case "TextPositionSelector":
+                    if let start = one["start"] as? Int, start >= 0 { position = (start, inPage) }
+                default: break
+                }
             }
         }
         let bodies = (item["body"] as? [Any]) ?? (item["body"].map { [$0] } ?? [])
@@ -231,6 +239,9 @@ extension Library {
             author: author, created: created, modified: modified)
         annotation.prefix = quote?["prefix"] as? String
         annotation.suffix = quote?["suffix"] as? String
+        // In a page's text only when that page is the one the annotation names.
+        annotation.position = position.map(\.start)
+        annotation.positionInPage = position?.inPage == true && page != nil
         if let id, id.lowercased().hasPrefix("urn:uuid:") {
             annotation.uuid = UUID(uuidString: String(id.dropFirst(9)))
         }

@@ -39,54 +39,93 @@ extension Library {
             data, libraries: libraries, directory: directory, baseDirectory: baseDirectory, report: &report)
         var placed = [(book: Book, bookmarks: [Bookmark], highlights: [Highlight], memos: [Memo])]()
         var byBook = [Int64: Int]()
-        for plan in plans {
-            let sha = try sha256(ofFile: plan.file)
-            let known = try await repository.read { store -> Book? in
-                if let book = try store.first(Query<Book>().filter(Book.Fields.sha256 == sha)) { return book }
-                guard let version = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha)) else {
-                    return nil
+        // Nothing half-imported: the books this import adds go again if a later step fails, and
+        // what it changes on books the library had waits until every annotation is placed.
+        var added = [Book]()
+        var changes = [(book: Book, plan: ZoteroPlan, describe: Bool)]()
+        do {
+            for plan in plans {
+                let sha = try sha256(ofFile: plan.file)
+                let known = try await repository.read { store -> Book? in
+                    if let book = try store.first(Query<Book>().filter(Book.Fields.sha256 == sha)) { return book }
+                    guard let version = try store.first(Query<Version>().filter(Version.Fields.sha256 == sha))
+                    else { return nil }
+                    return try store.find(Book.self, id: version.bookId)
                 }
-                return try store.find(Book.self, id: version.bookId)
-            }
-            var book: Book
-            if let known {
-                book = known
-                if plan.modified > known.updatedAt {
-                    report.books.updated += 1
-                    if !dryRun { book = try await describe(known, as: plan) }
-                } else {
-                    report.books.unchanged += 1
-                }
-            } else {
-                report.books.added += 1
-                if dryRun {
-                    // Not in the library yet: everything on it would be new.
-                    let kinds = plan.annotations.map(\.kind)
-                    report.highlights.added += kinds.filter { $0 == .highlight }.count
-                    report.memos.added += kinds.filter { $0 == .memo }.count
+                if known == nil, let reason = unreadablePDF(plan.file) {
+                    // One bad file among many doesn't stop the rest; nothing of it comes in.
+                    let with =
+                        plan.annotations.isEmpty ? "" : " (\(count(plan.annotations.count, "annotation")) with it)"
+                    report.skip(plan.what, reason + with)
                     continue
                 }
-                let fetcher = Fetcher(store: blobs, maxSize: 1 << 40, downloader: downloader)
-                let (info, _) = try await addOne(
-                    plan.file, options: AddOptions(title: plan.title, author: plan.author), fetcher: fetcher,
-                    observer: observer)
-                book = try await describe(info.book, as: plan)
+                var book: Book
+                if let known {
+                    book = known
+                    let newer = plan.modified > known.updatedAt
+                    if newer { report.books.updated += 1 } else { report.books.unchanged += 1 }
+                    changes.append((known, plan, newer))
+                } else {
+                    report.books.added += 1
+                    if dryRun {
+                        // Not in the library yet: everything on it would be new.
+                        let kinds = plan.annotations.map(\.kind)
+                        report.highlights.added += kinds.filter { $0 == .highlight }.count
+                        report.memos.added += kinds.filter { $0 == .memo }.count
+                        continue
+                    }
+                    let fetcher = Fetcher(store: blobs, maxSize: 1 << 40, downloader: downloader)
+                    let (info, _) = try await addOne(
+                        plan.file, options: AddOptions(title: plan.title, author: plan.author), fetcher: fetcher,
+                        observer: observer)
+                    added.append(info.book)
+                    book = try await describe(info.book, as: plan)
+                    changes.append((book, plan, false))
+                }
+                let annotations = try await place(plan.annotations, in: book, report: &report)
+                if let index = byBook[book.id ?? 0] {
+                    placed[index].bookmarks += annotations.bookmarks
+                    placed[index].highlights += annotations.highlights
+                    placed[index].memos += annotations.memos
+                } else {
+                    byBook[book.id ?? 0] = placed.count
+                    placed.append((book, annotations.bookmarks, annotations.highlights, annotations.memos))
+                }
             }
-            if !plan.tags.isEmpty, !dryRun {
-                try await database.addTags(normalizedTags(plan.tags), toBook: book.id ?? 0, now: Date())
+            if !dryRun {
+                for change in changes {
+                    if change.describe { _ = try await describe(change.book, as: change.plan) }
+                    if !change.plan.tags.isEmpty {
+                        try await database.addTags(
+                            normalizedTags(change.plan.tags), toBook: change.book.id ?? 0, now: Date())
+                    }
+                }
             }
-            let annotations = try await place(plan.annotations, in: book, report: &report)
-            if let index = byBook[book.id ?? 0] {
-                placed[index].bookmarks += annotations.bookmarks
-                placed[index].highlights += annotations.highlights
-                placed[index].memos += annotations.memos
-            } else {
-                byBook[book.id ?? 0] = placed.count
-                placed.append((book, annotations.bookmarks, annotations.highlights, annotations.memos))
-            }
+            try await merge(placed, dryRun: dryRun, report: &report)
+        } catch {
+            if !added.isEmpty { _ = try? await remove(added, confirmed: true) }
+            throw error
         }
-        try await merge(placed, dryRun: dryRun, report: &report)
         return report
+    }
+
+    /// Why `add` would refuse the file (not a PDF, cut short, damaged, locked by a password),
+    /// or nil: asked before anything is added, so that one bad attachment is skipped with its
+    /// reason instead of ending the import.
+    private func unreadablePDF(_ file: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: file) else { return "its file can't be read: \(file)" }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 1024)) ?? Data()
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: size > UInt64(HashingFile.tailSize) ? size - UInt64(HashingFile.tailSize) : 0)
+        let tail = (try? handle.readToEnd()) ?? Data()
+        do {
+            _ = try checkPDF(
+                head: Array(head), tail: Array(tail), count: Int64(size), path: file, password: nil, input: file)
+            return nil
+        } catch {
+            return (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        }
     }
 
     /// Copies `zotero.sqlite` (and its `-wal` or `-journal`, so what Zotero wrote last is read)
@@ -152,6 +191,8 @@ extension Library {
 
 /// One PDF attachment to take in: its file, its description, and what is on it.
 struct ZoteroPlan {
+    /// The attachment, for messages.
+    var what: String
     var file: String
     var modified: Date
     var title: String?
@@ -321,7 +362,7 @@ extension Library {
                 ?? (groupFolder.isEmpty ? nil : String(groupFolder.dropLast()))
             plans.append(
                 ZoteroPlan(
-                    file: file,
+                    what: what, file: file,
                     modified: max(parent?.common.dateModified ?? .distantPast, attachment.common.dateModified),
                     title: nonEmpty(fields["title"] ?? attachment.title ?? ""),
                     author: names.isEmpty ? nil : names.joined(separator: ", "), folder: folder,

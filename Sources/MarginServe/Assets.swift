@@ -665,8 +665,8 @@ enum Assets {
               const saved = await send("POST", `/api/books/${book}/highlights`, body);
               window.getSelection().removeAllRanges();
               selectionTools.hidden = true;
-              say(`Highlighted “${saved.text}”.`);
               await refresh();
+              say(`Highlighted “${saved.text}”.`);
             } catch (error) { say(error.message, true); }
           }
 
@@ -677,16 +677,16 @@ enum Assets {
             if (range && !range.across) return highlight(text);
             try {
               await send("POST", `/api/books/${book}/memos`, { page: current, text });
-              say("Note added.");
               await refresh();
+              say("Note added.");
             } catch (error) { say(error.message, true); }
           }
 
           async function bookmark() {
             try {
               await send("POST", `/api/books/${book}/bookmarks`, { page: current });
-              say(`Bookmarked page ${label(current)}.`);
               await refresh();
+              say(`Bookmarked page ${label(current)}.`);
             } catch (error) { say(error.message, true); }
           }
 
@@ -780,7 +780,24 @@ enum Assets {
               ...annotations.memo.map((a) => ({ kind: "memo", a, y: -Infinity })),
             ].filter((item) => !waiting(item.kind, item.a))
               .sort((x, y) => ((x.a.page || 0) - (y.a.page || 0)) || (y.y - x.y));
+            // An edit under way outlives the list drawn again (after another change, an Undo):
+            // what was typed stays, and so does the cursor.
+            const active = document.activeElement;
+            const editing = [...listBox.querySelectorAll("form.edit:not([data-sent])")].map((form) => {
+              const li = form.closest("li"), field = form.querySelector("textarea, input");
+              return { kind: li.dataset.kind, id: li.dataset.id, value: field.value, focused: active === field,
+                       start: field.selectionStart, end: field.selectionEnd };
+            });
             listBox.replaceChildren(...items.map(({ kind, a }) => item(kind, a)));
+            for (const kept of editing) {
+              const li = listBox.querySelector(`li[data-kind="${kept.kind}"][data-id="${kept.id}"]`);
+              li?.querySelector("button[data-action=edit]")?.click();
+              const field = li?.querySelector("form.edit textarea, form.edit input");
+              if (!field) continue;
+              field.value = kept.value;
+              if (kept.focused) field.setSelectionRange(kept.start, kept.end);
+              else if (active && active.isConnected) active.focus();
+            }
             // The filters offer what is there.
             const colors = [...new Set(annotations.highlight.map((h) => h.color))];
             const chosenColor = filterColor.value;
@@ -930,6 +947,7 @@ enum Assets {
               const value = field.value.trim();
               if (kind === "memo" && !value) { say("A memo needs some text; × removes it.", true); return; }
               const change_ = kind === "highlight" ? { note: value } : kind === "bookmark" ? { label: value } : { text: value };
+              form.dataset.sent = "true";
               change(kind, annotation.id, change_, kind === "highlight" ? (value ? "Note saved." : "Note removed.") : kind === "bookmark" ? "Bookmark renamed." : "Memo saved.");
             });
           }

@@ -287,6 +287,15 @@ def edit_run():
     field = wait(lambda: driver.finds("#annotations li.highlight form.edit textarea"), "the note's field")[0]
     field.clear()
     field.send_keys("an edited note")
+    # Meanwhile the bookmark is renamed in place: the list is drawn again, the note being written stays.
+    driver.script("document.querySelector('#annotations li.bookmark button[data-action=edit]').click()")
+    field = wait(lambda: driver.finds("#annotations li.bookmark form.edit input"), "the bookmark's field")[0]
+    field.clear()
+    field.send_keys("chapter two" + ENTER)
+    status_says("Bookmark renamed")
+    report["note_kept"] = driver.script(
+        "return [document.querySelector('#annotations li.highlight form.edit textarea')?.value,"
+        " document.querySelectorAll('#annotations form.edit').length]")
     driver.script("document.querySelector('#annotations li.highlight form.edit').requestSubmit()")
     status_says("Note saved")
     report["edited_note"] = wait(lambda: driver.script(
@@ -303,12 +312,6 @@ def edit_run():
                                        ".map((li) => li.dataset.kind)")
     driver.script("const s = document.getElementById('filter-color'); s.value = '';"
                   " s.dispatchEvent(new Event('change'))")
-    # A bookmark renamed in place.
-    driver.script("document.querySelector('#annotations li.bookmark button[data-action=edit]').click()")
-    field = wait(lambda: driver.finds("#annotations li.bookmark form.edit input"), "the bookmark's field")[0]
-    field.clear()
-    field.send_keys("chapter two" + ENTER)
-    status_says("Bookmark renamed")
 
 
 def narrow_run():

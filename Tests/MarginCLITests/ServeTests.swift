@@ -514,6 +514,9 @@ final class Answers: @unchecked Sendable {
             #expect(widths.count == 2 && widths[1] == 1632, "612 pt at 200 % (96 px an inch) is 1632 px: \(report)")
             #expect(report["zoom_pixels"] as? Int == 1632, "drawn at 192 dpi, 1632 pixels wide: \(report)")
             #expect(report["zoom_selected"] as? String == zoomed, "\(report)")
+            #expect(
+                report["note_kept"] as? [AnyHashable] == ["an edited note", 1], "a note being written outlives a redraw"
+            )
             #expect(report["edited_note"] as? String == "an edited note", "\(report)")
             #expect(report["edited_color"] as? String == "#5fb236", "\(report)")
             #expect(report["filtered"] as? [String] == ["highlight"], "\(report)")

@@ -57,8 +57,9 @@ public struct Margin: AsyncParsableCommand {
         }
         // Commands that may use the network, a team library or the reader's server run in
         // margin-full; help for them is answered here.
-        if !Services.current.isFull, let verb = arguments.first, !Services.runHere(verb),
-            !arguments.contains(where: { $0 == "--help" || $0 == "-h" })
+        if !Services.current.isFull, let verb = arguments.first,
+            !Services.runHere(verb) || namesTeamLibrary(arguments),
+            !arguments.contains(where: { $0 == "--help" || $0 == "-h" || $0 == "--version" })
         {
             Services.runFull()
         }
@@ -184,6 +185,23 @@ public struct Margin: AsyncParsableCommand {
 
     /// Lets the global options come before the verb (`margin --json list`): ArgumentParser reads
     /// them on the subcommand, so move them after the verb's name(s).
+    /// Whether the command works on a library on a server (`--library URL`, else
+    /// `$MARGIN_LIBRARY`): margin-full opens those, so it gets the command before anything is
+    /// parsed or opened here.
+    static func namesTeamLibrary(_ arguments: [String]) -> Bool {
+        var named: String?
+        var rest = arguments[..<(arguments.firstIndex(of: "--") ?? arguments.count)]
+        while let first = rest.popFirst() {
+            if first.hasPrefix("--library=") {
+                named = String(first.dropFirst(10))
+            } else if first == "--library", let value = rest.popFirst() {
+                named = value
+            }
+        }
+        let chosen = named ?? ProcessInfo.processInfo.environment["MARGIN_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 }
+        return chosen.map { LibraryLocation.serverScheme(of: $0) != nil } ?? false
+    }
+
     static func hoistGlobalOptions(_ arguments: [String]) -> [String] {
         var hoisted = [String]()
         var rest = arguments[...]

@@ -369,6 +369,7 @@ final class PostgresSession: @unchecked Sendable {
     }
 
     private func inTransaction<T>(readOnly: Bool, _ body: () throws -> T) throws -> T {
+        if readOnly, !PostgresSession.awaitBoth { return try inReadTransaction(body) }
         try run(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
         do {
             let result = try body()
@@ -378,6 +379,36 @@ final class PostgresSession: @unchecked Sendable {
             _ = try? run("ROLLBACK")
             throw error
         }
+    }
+}
+
+extension PostgresSession {
+    /// `MARGIN_PLAIN=read-round-trips` waits for a read's BEGIN and COMMIT as for a write's.
+    static let awaitBoth = plainPaths.contains("read-round-trips")
+
+    /// A read-only transaction whose BEGIN and COMMIT are sent without waiting for their answers:
+    /// the connection runs its statements in the order sent, so every read runs inside the
+    /// transaction, and a read-only COMMIT has nothing to make durable (the next statement on the
+    /// connection waits behind it). Two round trips fewer for every read (a search makes 9).
+    private func inReadTransaction<T>(_ body: () throws -> T) throws -> T {
+        let begun = try send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do {
+            let result = try body()
+            // Answered before the first read was (when there was one): the reads were inside it.
+            do { _ = try begun.wait() } catch { throw Self.storeError(error, path: path) }
+            _ = try send("COMMIT")
+            return result
+        } catch {
+            _ = try? run("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Sends one statement without waiting for its answer.
+    private func send(_ sql: String) throws -> EventLoopFuture<PostgresQueryResult> {
+        connection.eventLoop.preconditionNotInEventLoop()
+        guard !connection.isClosed else { throw StoreError.unreachable(path: path, reason: Self.lost) }
+        return connection.query(PostgresQuery(unsafeSQL: sql, binds: PostgresBindings()), logger: logger)
     }
 }
 

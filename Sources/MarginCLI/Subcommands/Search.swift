@@ -57,12 +57,13 @@ extension Margin {
 
         func run() async throws {
             let library = try global.openLibrary()
-            let options = SearchOptions(
+            var options = SearchOptions(
                 bookId: try await book.asyncMap { try await library.resolve($0).id } ?? nil, regex: regex,
                 caseSensitive: caseSensitive, wholeWord: wholeWord, annotations: annotations, limit: limit)
             // A search only reads: books not indexed yet are named, with what indexes them.
-            let unindexed = annotations ? [] : try await library.unindexedBooks()
+            options.listUnindexed = !annotations
             let results = try await library.search(query, options: options)
+            let unindexed = results.unindexed
             try await global.show(results.hits) { printHits(results.hits) }
             let scans = results.textless.pages
             if scans > 0 {

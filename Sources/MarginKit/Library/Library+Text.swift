@@ -32,10 +32,10 @@ extension Library {
 
     /// Books whose text is not indexed yet (added by an older margin, or interrupted).
     public func unindexedBooks() async throws -> [Book] {
-        try await repository.read { store in
-            try store.fetch(Query<Book>().filter(Book.Fields.indexedAt.isNull).sorted(by: Book.Fields.id.ascending))
-        }
+        try await repository.read { store in try store.fetch(Self.unindexed) }
     }
+
+    static let unindexed = Query<Book>().filter(Book.Fields.indexedAt.isNull).sorted(by: Book.Fields.id.ascending)
 
     /// The text of the given 1-based pages (all when `pages` is nil), from the index.
     public func text(of book: Book, pages: [Int]?) async throws -> [PageTextOutput] {

@@ -24,6 +24,8 @@ public struct SearchOptions: Sendable {
     public var timeLimit: Double?
     /// Stops the search when its client has gone.
     public var stop: StopSignal?
+    /// Also name the books not indexed yet (which the search can't see), read in its transaction.
+    public var listUnindexed = false
     /// When `timeLimit` runs out (set as the search starts).
     var deadline: Date?
 
@@ -74,6 +76,8 @@ public struct SearchResults: Sendable {
     /// The count stopped at `SearchOptions.countUpTo`: at least `moreCount` more pages hold the
     /// terms.
     public var moreIsAtLeast = false
+    /// Books not indexed yet, in id order, when `SearchOptions.listUnindexed` asks.
+    public var unindexed: [Book] = []
 }
 
 extension Library {
@@ -111,7 +115,7 @@ extension Library {
                 : try self.termHits(query, options: options, store)
             // Titles only for the books hit: a large library isn't decoded for a search.
             let ids = Array(Set(hits.map(\.book)))
-            let books = try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
+            let books = ids.isEmpty ? [] : try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
             let titles = Dictionary(
                 books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
@@ -125,6 +129,7 @@ extension Library {
             if more { hits.removeLast(hits.count - limit) }
             try labelPages(&hits, store)
             var results = SearchResults(hits: hits, textless: textless, more: more)
+            if options.listUnindexed { results.unindexed = try store.fetch(Self.unindexed) }
             if more, !options.regex,
                 case let cap = limit + max(1, options.countUpTo),
                 let total = try store.textIndex.countCandidatePages(

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 
 /// Every trick margin's start-up plays for speed, in one place, each with a switch that turns
 /// it off: `MARGIN_PLAIN=one-thread,quick-parse` (or `MARGIN_PLAIN=all`). What each saves is
@@ -17,13 +18,6 @@ enum StartupTrick: String, CaseIterable, Sendable {
     /// poppler-glib loaded when the first PDF is opened, not before every command.
     case lazyPoppler = "lazy-poppler"
 
-    /// The tricks turned off by `MARGIN_PLAIN`.
-    private static let off: Set<String> = {
-        let named = ProcessInfo.processInfo.environment["MARGIN_PLAIN"] ?? ""
-        let names = Set(named.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        return names.contains("all") ? Set(allCases.map(\.rawValue)) : names
-    }()
-
     /// Whether this trick is played (it is unless `MARGIN_PLAIN` names it).
-    var isOn: Bool { !Self.off.contains(rawValue) }
+    var isOn: Bool { FastPaths.isOn(rawValue) }
 }

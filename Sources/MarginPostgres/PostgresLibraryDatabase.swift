@@ -384,7 +384,7 @@ final class PostgresSession: @unchecked Sendable {
 
 extension PostgresSession {
     /// `MARGIN_PLAIN=read-round-trips` waits for a read's BEGIN and COMMIT as for a write's.
-    static let awaitBoth = plainPaths.contains("read-round-trips")
+    static let awaitBoth = !FastPaths.isOn("read-round-trips")
 
     /// A read-only transaction whose BEGIN and COMMIT are sent without waiting for their answers:
     /// the connection runs its statements in the order sent, so every read runs inside the

@@ -17,17 +17,9 @@ struct WordTerm {
 /// pages holding "probability" and "distribution" are many more than those holding both as one).
 /// `MARGIN_PLAIN=page-words` (or `all`) turns it off: every search reads the text, as before
 /// (the tests compare both; bench/team-load.py measures both).
-/// The fast paths `MARGIN_PLAIN` (a comma list, or `all`) turns off.
-let plainPaths: Set<String> = {
-    let named = (ProcessInfo.processInfo.environment["MARGIN_PLAIN"] ?? "").split(separator: ",").map {
-        $0.trimmingCharacters(in: .whitespaces)
-    }
-    return named.contains("all") ? ["page-words", "read-round-trips"] : Set(named)
-}()
-
 extension PostgresStore {
     /// Whether searches use the page words (unless `MARGIN_PLAIN` names `page-words`).
-    static let usesPageWords = !plainPaths.contains("page-words")
+    static let usesPageWords = FastPaths.isOn("page-words")
 
     /// A term held by more words than this is found and counted in the text of the pages holding
     /// the others (alone, the text is searched): it is on most pages, and reading all their words

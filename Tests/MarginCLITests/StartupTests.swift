@@ -138,12 +138,14 @@ import Testing
 /// Each start-up trick can be turned off (`MARGIN_PLAIN`, for the bench to measure it), and
 /// margin answers the same without it.
 @Suite struct StartupTrickSwitchTests {
-    @Test(arguments: ["one-thread", "lazy-poppler", "all"])
+    @Test(arguments: ["one-thread", "lazy-poppler", "guide-cache", "all"])
     func eachTrickOffAnswersTheSame(trick: String) throws {
         let box = Sandbox()
-        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"))
+        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), Fixtures.pdf("outlined.pdf"))
+        try box.ok("highlight", "add", "3", "--text", "What this book covers")
         for arguments in [
             ["list"], ["search", "quick brown", "--json"], ["text", "1", "--pages", "2"], ["--version"],
+            ["search", "book", "--json"], ["toc", "3", "--json"], ["highlight", "list", "--json"],
         ] {
             let usual = try box.ok(arguments)
             let plain = try box.margin.run(arguments, environment: ["MARGIN_PLAIN": trick])

@@ -1,8 +1,8 @@
 import Foundation
-import MarginCore
 import TestSupport
 import Testing
 
+@testable import MarginCore
 @testable import MarginKit
 
 /// `list --json` writes its books with `PrettyJSON`, not the encoder: these tests hold the bytes
@@ -201,5 +201,38 @@ import Testing
         for uuid in [UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))] {
             #expect(lowercasedString(of: uuid) == uuid.uuidString.lowercased())
         }
+    }
+}
+
+/// A guide from a store's row (its labels and outline as JSON text) is the guide from JSON with
+/// arrays; each text is decoded once a process, and a changed text is decoded anew.
+@Suite struct GuideDecodingTests {
+    func guide(_ json: String) throws -> BookGuide {
+        try JSONDecoder().decode(BookGuide.self, from: Data(json.utf8))
+    }
+
+    @Test func aStoresTextsGiveTheGuideTheirArraysGive() throws {
+        let labels = #"["i","ii","1","2","A-1"]"#
+        let outline = #"[{"title":"Preface","page":1,"level":1},{"title":"1.2 Scope","page":4,"level":2}]"#
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        let fromArrays = try guide(#"{"bookId": 7, "labels": \#(labels), "outline": \#(outline)}"#)
+        let fromTexts = try guide(
+            #"{"id": 3, "bookId": 7, "labels": \#(quoted(labels)), "outline": \#(quoted(outline))}"#)
+        #expect(fromTexts.labels == ["i", "ii", "1", "2", "A-1"] && fromTexts.outline.count == 2)
+        #expect(fromTexts.labels == fromArrays.labels && fromTexts.outline == fromArrays.outline)
+        #expect(fromTexts.id == 3 && fromTexts.chapter(of: 5) == "1.2 Scope" && fromTexts.label(of: 5) == "A-1")
+        // Read again: the same values; the texts were kept once each.
+        let before = BookGuide.labelTexts.count
+        #expect(try guide(#"{"bookId": 7, "labels": \#(quoted(labels)), "outline": "[]"}"#).labels == fromTexts.labels)
+        #expect(BookGuide.labelTexts.count == before)
+        // A book read again with other labels: those.
+        let changed = try guide(#"{"bookId": 7, "labels": \#(quoted(#"["x","y"]"#)), "outline": "[]"}"#)
+        #expect(changed.labels == ["x", "y"] && BookGuide.labelTexts.count == before + 1)
+        // No labels: none, whichever way.
+        #expect(try guide(#"{"bookId": 7, "labels": null, "outline": "[]"}"#).labels == nil)
+        #expect(try guide(#"{"bookId": 7, "outline": []}"#).labels == nil)
+        #expect(throws: (any Error).self) { try guide(#"{"bookId": 7, "labels": "[not json", "outline": "[]"}"#) }
     }
 }

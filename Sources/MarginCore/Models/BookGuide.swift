@@ -75,6 +75,56 @@ public struct BookGuide: Model, Equatable {
     public enum Fields {
         public static let bookId = Field<BookGuide, Int64>("bookId")
     }
+
+    /// From a store's row, whose `labels` and `outline` are JSON text, or from JSON (a helper's
+    /// answer), where they are arrays. A store's texts are decoded once a process for each text
+    /// (a guide is read for every search hit and annotation shown, and changes only when its
+    /// book is read again: `serve` spent a quarter of its time decoding the same guides);
+    /// `MARGIN_PLAIN=guide-cache` decodes every time.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decodeIfPresent(Int64.self, forKey: .id)
+        bookId = try container.decode(Int64.self, forKey: .bookId)
+        if let text = try? container.decodeIfPresent(String.self, forKey: .labels) {
+            labels = try Self.labelTexts.decode(text)
+        } else {
+            labels = try container.decodeIfPresent([String].self, forKey: .labels)
+        }
+        if let text = try? container.decode(String.self, forKey: .outline) {
+            outline = try Self.outlineTexts.decode(text)
+        } else {
+            outline = try container.decode([OutlineItem].self, forKey: .outline)
+        }
+    }
+
+    static let labelTexts = DecodedJSONTexts<[String]>()
+    static let outlineTexts = DecodedJSONTexts<[OutlineItem]>()
+}
+
+/// JSON texts decoded once: each text's value kept, up to 16 MiB of texts (then all are let go).
+final class DecodedJSONTexts<Value: Decodable & Sendable>: @unchecked Sendable {
+    static var limit: Int { 16 << 20 }
+    static var isOn: Bool { FastPaths.isOn("guide-cache") }
+    private let lock = NSLock()
+    private var values = [String: Value]()
+    private var bytes = 0
+
+    /// How many texts are kept.
+    var count: Int { lock.withLock { values.count } }
+
+    func decode(_ text: String) throws -> Value {
+        guard Self.isOn else { return try JSONDecoder().decode(Value.self, from: Data(text.utf8)) }
+        if let known = lock.withLock({ values[text] }) { return known }
+        let value = try JSONDecoder().decode(Value.self, from: Data(text.utf8))
+        lock.withLock {
+            if bytes + text.utf8.count > Self.limit {
+                values.removeAll()
+                bytes = 0
+            }
+            if values.updateValue(value, forKey: text) == nil { bytes += text.utf8.count }
+        }
+        return value
+    }
 }
 
 /// What a PDF says it is, from its metadata (the document information, XMP) and its first pages:

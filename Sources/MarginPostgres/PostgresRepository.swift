@@ -560,6 +560,47 @@ struct PostgresStore: StoreWriter, TextIndex {
         try pagesInOrder([], bookId: bookId, visit: visit)
     }
 
+    func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String] {
+        let length = term.unicodeScalars.count
+        guard length >= 3 else { return [] }
+        var binds = PostgresBindings()
+        binds.append(term)
+        binds.append(Int64(length - 2))
+        binds.append(Int64(length + 2))
+        binds.append(Int64(limit))
+        // pg_trgm's similarity (shared trigrams over all of both words'), through the vocabulary's
+        // trigram index; from 0.2 (not its 0.3: "driver" is 0.27 from "riverr"), for this
+        // transaction only.
+        try run("SET LOCAL pg_trgm.similarity_threshold = 0.2")
+        let sharing = try run(
+            "SELECT word FROM word WHERE word % $1 AND length(word) BETWEEN $2 AND $3 "
+                + "ORDER BY similarity(word, $1) DESC, word LIMIT $4", binds
+        ).rows.map { try $0.decode(String.self) }
+        // And the words with its first letter and its next or its last two (as on SQLite).
+        let (first, two, end) = wordEnds(Array(term.unicodeScalars))
+        var pattern = PostgresBindings()
+        pattern.append(likeEscaped(two) + "%")
+        pattern.append(likeEscaped(first) + "%" + likeEscaped(end))
+        pattern.append(Int64(length - 2))
+        pattern.append(Int64(length + 2))
+        pattern.append(Int64(limit))
+        let beginning = try run(
+            "SELECT word FROM word WHERE (word LIKE $1 OR word LIKE $2) AND length(word) BETWEEN $3 AND $4 "
+                + "ORDER BY word COLLATE \"C\" LIMIT $5", pattern
+        ).rows.map { try $0.decode(String.self) }
+        var seen = Set<String>()
+        return (sharing + beginning).filter { seen.insert($0).inserted }
+    }
+
+    func pagesHoldingWord(_ word: String, cap: Int) throws -> Int {
+        var binds = PostgresBindings()
+        binds.append(word)
+        return Int(
+            try run(
+                "SELECT count(*) FROM (SELECT 1 FROM page_word WHERE word = $1 LIMIT \(max(0, cap))) AS found", binds
+            ).rows.first?.decode(Int64.self) ?? 0)
+    }
+
     func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)] {
         var found = [(kind: String, id: Int64)]()
         for table in ["highlight", "memo"] {

@@ -198,6 +198,43 @@ extension SQLiteStore {
             arguments: arguments)
     }
 
+    func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String] {
+        let scalars = Array(term.unicodeScalars)
+        guard scalars.count >= 3 else { return [] }
+        // Any of the term's trigrams, as FTS5 strings; BM25 ranks the words sharing more (and
+        // rarer) ones first.
+        let trigrams = Set((0...(scalars.count - 3)).map { String(String.UnicodeScalarView(scalars[$0..<$0 + 3])) })
+        let match = trigrams.sorted().map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+            .joined(separator: " OR ")
+        let sharing = try String.fetchAll(
+            db,
+            sql: "SELECT t.word FROM term_fts f JOIN term t ON t.id = f.rowid WHERE term_fts MATCH ? "
+                + "AND length(t.word) BETWEEN ? AND ? ORDER BY f.rank, t.word LIMIT ?",
+            arguments: [match, scalars.count - 2, scalars.count + 2, limit])
+        // And the words with its first letter and its next or its last two: one letter changed or
+        // two swapped in a short word ("qiuck") leave it no trigram of "quick".
+        let (first, two, end) = wordEnds(scalars)
+        let beginning = try String.fetchAll(
+            db,
+            sql:
+                "SELECT word FROM term WHERE word >= ? AND word < ? AND (word LIKE ? ESCAPE '\\' OR word LIKE ? ESCAPE '\\') "
+                + "AND length(word) BETWEEN ? AND ? ORDER BY word LIMIT ?",
+            arguments: [
+                first, first + "\u{10FFFF}", likeEscaped(two) + "%", likeEscaped(first) + "%" + likeEscaped(end),
+                scalars.count - 2, scalars.count + 2, limit,
+            ])
+        var seen = Set<String>()
+        return (sharing + beginning).filter { seen.insert($0).inserted }
+    }
+
+    func pagesHoldingWord(_ word: String, cap: Int) throws -> Int {
+        // The page index's tokens are whole words: a quoted word matches only itself.
+        try Int.fetchOne(
+            db,
+            sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT \(max(0, cap)))",
+            arguments: ["\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""]) ?? 0
+    }
+
     private func countKey(_ terms: [String], _ bookId: Int64?) -> String {
         terms.joined(separator: "\u{0}") + "\u{1}" + (bookId.map(String.init) ?? "")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import TestSupport
 import Testing
 
@@ -160,5 +161,70 @@ import Testing
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(String(decoding: data, as: UTF8.self).prefix(64))
+    }
+}
+
+/// A query the library barely answers gets the queries it answers better: each misspelt word
+/// replaced by the library's nearest words, the same on both backends.
+@Suite struct SearchSuggestionTests {
+    static let cases: [(query: String, suggestions: [String])] = [
+        ("invertd", ["inverted"]),
+        ("qiuck brwon", ["quick brown"]),
+        ("\"invertd index\"", ["\"inverted index\""]),
+        ("zebra crosings", ["zebra crossings"]),
+        ("Marginalai", ["marginalia"]),
+    ]
+
+    func suggestions(_ run: ([String]) throws -> RunResult, _ query: String) throws -> [String] {
+        let answer = try #require(try run(["search", query, "--json", "--suggest"]).json() as? [String: Any])
+        #expect(answer["hits"] is [Any], "\(answer)")
+        return try #require(answer["suggestions"] as? [String])
+    }
+
+    @Test func misspeltWordsAreSuggestedTheLibrarysOwn() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"))
+        for (query, expected) in Self.cases {
+            #expect(try suggestions({ try box.ok($0) }, query) == expected, "\(query)")
+            // Said on stderr, also under --json (stdout stays the array of hits).
+            let plain = try box.ok("search", query, "--json")
+            #expect(plain.stdout.hasPrefix("["), "\(plain.stdout)")
+            let said = expected.map { "'\($0)'" }.joined(separator: " or ")
+            #expect(plain.stderr.contains("note: did you mean \(said)?"), "\(query): \(plain.stderr)")
+        }
+        // Nothing near, or enough hits: nothing suggested.
+        for query in ["zzqxv", "quick", "the"] {
+            #expect(try suggestions({ try box.ok($0) }, query).isEmpty, "\(query)")
+            #expect(!(try box.ok("search", query)).stderr.contains("did you mean"), "\(query)")
+        }
+        // Only in the book asked about: its words, not another book's.
+        #expect(try suggestions({ try box.ok($0) }, "heronz").isEmpty == false)
+        #expect(
+            try box.ok("search", "heronz", "--book", "1", "--json", "--suggest").stdout.contains(
+                "\"suggestions\" : [\n\n  ]"))
+    }
+
+    @Test func editsAreCountedAsReadersMakeThem() {
+        func distance(_ a: String, _ b: String, limit: Int = 3) -> Int {
+            editDistance(Array(a.unicodeScalars), Array(b.unicodeScalars), limit: limit)
+        }
+        #expect(distance("bayesian", "bayesian") == 0)
+        #expect(distance("bayesain", "bayesian") == 1, "two letters swapped are one edit")
+        #expect(distance("netwrk", "network") == 1)
+        #expect(distance("probabilty", "probability") == 1)
+        #expect(distance("kitten", "sitting") == 3)
+        #expect(distance("kitten", "sitting", limit: 2) == 3, "past the limit: limit + 1")
+        #expect(distance("a", "abcdef", limit: 2) == 3)
+        #expect(distance("", "ab") == 2 && distance("é", "e") == 1)
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamLibrarySuggestsTheSame() throws {
+        let team = try TeamUsersTests.Team()
+        _ = try team.alice(["add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf")])
+        for (query, expected) in Self.cases {
+            #expect(try suggestions({ try team.alice($0) }, query) == expected, "\(query)")
+        }
     }
 }

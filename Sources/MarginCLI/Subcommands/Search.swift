@@ -20,10 +20,17 @@ extension Margin {
                 --case-sensitive, --whole-word and --regex are exact: every hit is checked against \
                 the page text. --regex takes one ICU regular expression.
 
+                When hits are few (fewer than 3), a word the library holds on fewer than 3 pages is \
+                taken for a misspelling: stderr says "note: did you mean '...'?" with the queries made of \
+                the library's nearest words (one edit away for words of up to five letters, two for \
+                longer ones; the word on most pages first), also with --json (stdout stays the array \
+                of hits). --json --suggest prints {"hits": [...], "suggestions": [...]} instead.
+
                 Examples:
                   margin search "attention is all you need"
                   margin search transformer --book 3 --whole-word
                   margin search --regex 'colou?r' --limit 0 --json
+                  margin search bayesain --json --suggest
                 """
         )
 
@@ -48,6 +55,9 @@ extension Margin {
         @Option(help: ArgumentHelp("At most N hits (0 for all).", valueName: "N"))
         var limit = 50
 
+        @Flag(help: "With --json: {\"hits\": [...], \"suggestions\": [...]} (queries the library answers better).")
+        var suggest = false
+
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
@@ -62,9 +72,14 @@ extension Margin {
                 caseSensitive: caseSensitive, wholeWord: wholeWord, annotations: annotations, limit: limit)
             // A search only reads: books not indexed yet are named, with what indexes them.
             options.listUnindexed = !annotations
+            options.suggest = !annotations
             let results = try await library.search(query, options: options)
             let unindexed = results.unindexed
-            try await global.show(results.hits) { printHits(results.hits) }
+            if suggest && global.json {
+                try await global.show(SuggestedHits(hits: results.hits, suggestions: results.suggestions)) {}
+            } else {
+                try await global.show(results.hits) { printHits(results.hits) }
+            }
             let scans = results.textless.pages
             if scans > 0 {
                 let books = results.textless.title.map { "'\($0)'" } ?? "\(results.textless.books) books"
@@ -95,6 +110,10 @@ extension Margin {
                 global.note("note: showing the first \(limit) hits; \(how) (--limit N for more, --limit 0 for all)")
             }
             if results.hits.isEmpty { global.note("no matches") }
+            if !results.suggestions.isEmpty, !(suggest && global.json) {
+                global.note(
+                    "note: did you mean " + results.suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?")
+            }
         }
 
         private func printHits(_ hits: [SearchHit]) {
@@ -125,4 +144,10 @@ extension Margin {
             if !lines.isEmpty { Console.outRaw(lines.joined(separator: "\n")) }
         }
     }
+}
+
+/// `search --json --suggest`: the hits and the queries suggested.
+struct SuggestedHits: Encodable, Sendable {
+    var hits: [SearchHit]
+    var suggestions: [String]
 }

@@ -19,4 +19,11 @@ public protocol TextIndex {
     /// Highlights and memos whose folded text (highlight text and note, memo text) contains
     /// every folded term, best first: ("highlight" | "memo", id). Candidates only.
     func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)]
+    /// Words of the index's vocabulary that share runs of three letters with the folded `term`,
+    /// the most alike first, at most `limit`: where a misspelt word's suggestions come from
+    /// (the caller measures how far each is from the term).
+    func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String]
+    /// How many pages hold `word` (a word of the vocabulary) as a whole word, counting no further
+    /// than `cap`.
+    func pagesHoldingWord(_ word: String, cap: Int) throws -> Int
 }

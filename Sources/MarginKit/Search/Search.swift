@@ -26,6 +26,9 @@ public struct SearchOptions: Sendable {
     public var stop: StopSignal?
     /// Also name the books not indexed yet (which the search can't see), read in its transaction.
     public var listUnindexed = false
+    /// When hits are few (fewer than `fewHits`), look for queries the library answers better:
+    /// each misspelt word replaced by a word of the library a couple of edits away.
+    public var suggest = false
     /// When `timeLimit` runs out (set as the search starts).
     var deadline: Date?
 
@@ -78,7 +81,12 @@ public struct SearchResults: Sendable {
     public var moreIsAtLeast = false
     /// Books not indexed yet, in id order, when `SearchOptions.listUnindexed` asks.
     public var unindexed: [Book] = []
+    /// Queries like this one that the library answers better, best first (`SearchOptions.suggest`).
+    public var suggestions: [String] = []
 }
+
+/// Fewer hits than this, and a search suggests (when asked to).
+public let fewHits = 3
 
 extension Library {
     /// Searches page text (or annotations). Candidates come from the full-text index; every hit
@@ -130,6 +138,9 @@ extension Library {
             try labelPages(&hits, store)
             var results = SearchResults(hits: hits, textless: textless, more: more)
             if options.listUnindexed { results.unindexed = try store.fetch(Self.unindexed) }
+            if options.suggest, !options.regex, hits.count < fewHits {
+                results.suggestions = try suggestedQueries(for: query, found: hits.count, options: options, store)
+            }
             if more, !options.regex,
                 case let cap = limit + max(1, options.countUpTo),
                 let total = try store.textIndex.countCandidatePages(
@@ -360,6 +371,71 @@ func boundedMatches(_ expression: NSRegularExpression, in text: String, deadline
 }
 
 /// Gives each hit its page's printed number, from the guides of the books hit.
+/// Queries like `query` that find more: each of its words (outside quotes, of four letters or
+/// more) that the library holds on fewer pages than `fewHits` is replaced by the words of the
+/// library's vocabulary fewest edits away (one for words of up to five letters, two for longer
+/// ones), the one on most pages first; the query with each word's best, then its second and
+/// third (a word's use: the pages holding it as a whole word). Only queries finding more pages
+/// than the query did are offered, at most three.
+func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ store: any StoreReader) throws
+    -> [String]
+{
+    let index = store.textIndex
+    func pages(_ terms: [String]) throws -> Int {
+        try index.countCandidatePages(containing: terms, bookId: options.bookId, cap: 10_000) ?? 0
+    }
+    /// A word's replacements, nearest and most used first; none when the library holds it.
+    func alternatives(_ word: Substring) throws -> [String] {
+        let folded = foldedTerm(String(word))
+        guard folded.count >= 4, folded.allSatisfy({ $0.properties.isAlphabetic }),
+            try pages([scalarString(folded)]) < fewHits
+        else { return [] }
+        let limit = folded.count <= 5 ? 1 : 2
+        var near = [(word: String, distance: Int, pages: Int)]()
+        for candidate in try index.wordsSharingTrigrams(with: scalarString(folded), limit: 200) {
+            let distance = editDistance(folded, Array(candidate.unicodeScalars), limit: limit)
+            if distance <= limit, distance > 0 { near.append((candidate, distance, 0)) }
+        }
+        near.sort { ($0.distance, $0.word) < ($1.distance, $1.word) }
+        near = Array(near.prefix(12))
+        for at in near.indices { near[at].pages = try index.pagesHoldingWord(near[at].word, cap: 10_000) }
+        near = near.filter { $0.pages > 0 }
+            .sorted { ($0.distance, -$0.pages, $0.word) < ($1.distance, -$1.pages, $1.word) }
+        // After the best, only words in common use (a piece of a hyphenated word is not one).
+        let best = near.first?.pages ?? 0
+        return near.enumerated().filter { $0.offset == 0 || $0.element.pages >= max(fewHits, best / 10) }
+            .prefix(3).map(\.element.word)
+    }
+    // The query as typed, split where parseQuery splits it: its words replaced by theirs, and a
+    // phrase's words by their best.
+    var parts = [(text: String, alternatives: [String])]()
+    var quoted = false
+    for piece in query.split(separator: "\"", omittingEmptySubsequences: false) {
+        defer { quoted.toggle() }
+        let words = piece.split(whereSeparator: \.isWhitespace)
+        if quoted {
+            let best = try words.map { try alternatives($0).first ?? String($0) }
+            let phrase = "\"" + words.joined(separator: " ") + "\""
+            let corrected = "\"" + best.joined(separator: " ") + "\""
+            parts.append((phrase, corrected == phrase ? [] : [corrected]))
+            continue
+        }
+        for word in words { parts.append((String(word), try alternatives(word))) }
+    }
+    guard parts.contains(where: { !$0.alternatives.isEmpty }) else { return [] }
+    var suggestions = [String]()
+    for choice in 0..<3 {
+        let words = parts.map { part in
+            part.alternatives.isEmpty ? part.text : part.alternatives[min(choice, part.alternatives.count - 1)]
+        }
+        let suggestion = words.joined(separator: " ")
+        guard !suggestions.contains(suggestion) else { continue }
+        let terms = try distinctQueryTerms(suggestion).map(foldedTerm).map(scalarString)
+        if try pages(terms) > found { suggestions.append(suggestion) }
+    }
+    return suggestions
+}
+
 private func labelPages(_ hits: inout [SearchHit], _ store: any StoreReader) throws {
     let ids = Array(Set(hits.map(\.book)))
     guard !ids.isEmpty else { return }

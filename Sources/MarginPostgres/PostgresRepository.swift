@@ -417,12 +417,12 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     // MARK: TextIndex
 
-    func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+    func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
         if let found = try wordTerms(terms) {
-            return try candidatePages(found, terms: terms, bookId: bookId, visit: visit)
+            return try candidatePages(found, terms: terms, books: books, visit: visit)
         }
         var sql = SQLBuilder(table: "page")
-        let filter = sql.contains(terms, bookId: bookId)
+        let filter = sql.contains(terms, books: books)
         let ranked = terms.filter(Self.isRanked)
         if ranked.contains(where: { TermWords($0.unicodeScalars).words.count > 1 }) {
             // A phrase is on few pages: ranked at once, counted by the same pass (the trigram
@@ -435,10 +435,10 @@ struct PostgresStore: StoreWriter, TextIndex {
             ).rows.map { try $0.decode((Int64, Int64).self) }
             let matches = Int(rows.first?.1 ?? 0)
             counted.record(
-                terms: terms, bookId: bookId, count: min(matches, SearchRanking.rankedPages + 1),
+                terms: terms, books: books, count: min(matches, SearchRanking.rankedPages + 1),
                 cap: SearchRanking.rankedPages + 1)
             if matches <= SearchRanking.rankedPages { return try visitPages(rows.map(\.0), visit: visit) }
-            return try pagesInOrder(terms, bookId: bookId, visit: visit)
+            return try pagesInOrder(terms, books: books, visit: visit)
         }
         if !ranked.isEmpty {
             let matches =
@@ -446,7 +446,7 @@ struct PostgresStore: StoreWriter, TextIndex {
                     "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(SearchRanking.rankedPages + 1)) AS found",
                     sql.binds
                 ).rows.first?.decode(Int64.self) ?? 0
-            counted.record(terms: terms, bookId: bookId, count: Int(matches), cap: SearchRanking.rankedPages + 1)
+            counted.record(terms: terms, books: books, count: Int(matches), cap: SearchRanking.rankedPages + 1)
             if matches > 1, matches <= SearchRanking.rankedPages {
                 // The order first (ids only), then the pages' text a batch at a time, as visited.
                 let (columns, score) = try relevance(ranked, &sql)
@@ -457,7 +457,7 @@ struct PostgresStore: StoreWriter, TextIndex {
                 return try visitPages(ids, visit: visit)
             }
         }
-        try pagesInOrder(terms, bookId: bookId, visit: visit)
+        try pagesInOrder(terms, books: books, visit: visit)
     }
 
     /// The pages with these ids, in this order, read a batch at a time until `visit` says stop:
@@ -477,12 +477,12 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     /// The pages holding the terms (every page for none), in library order, a batch at a time
     /// (a search that stops at its limit reads no further).
-    func pagesInOrder(_ terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+    func pagesInOrder(_ terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
         var after: (book: Int64, page: Int)?
         var size = 64
         while true {
             var sql = SQLBuilder(table: "page")
-            var filter = sql.contains(terms, bookId: bookId)
+            var filter = sql.contains(terms, books: books)
             if let after {
                 let position =
                     "(\"bookId\", number) > (\(sql.bind(.integer(after.book))), \(sql.bind(.integer(Int64(after.page)))))"
@@ -523,7 +523,7 @@ struct PostgresStore: StoreWriter, TextIndex {
             if terms.count > 1 {
                 weight = try statistics.weight(of: term) {
                     var holding = SQLBuilder(table: "page")
-                    let filter = holding.contains([term], bookId: nil)
+                    let filter = holding.contains([term], books: nil)
                     let count =
                         try run("SELECT count(*)::float8 FROM page\(filter)", holding.binds).rows.first?.decode(
                             Double.self) ?? 0
@@ -546,18 +546,18 @@ struct PostgresStore: StoreWriter, TextIndex {
         }
     }
 
-    func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
-        if let known = counted.count(terms: terms, bookId: bookId, cap: cap) { return known }
-        if let found = try wordTerms(terms) { return try countPages(found, terms: terms, bookId: bookId, cap: cap) }
+    func countCandidatePages(containing terms: [String], books: [Int64]?, cap: Int) throws -> Int? {
+        if let known = counted.count(terms: terms, books: books, cap: cap) { return known }
+        if let found = try wordTerms(terms) { return try countPages(found, terms: terms, books: books, cap: cap) }
         var sql = SQLBuilder(table: "page")
-        let filter = sql.contains(terms, bookId: bookId)
+        let filter = sql.contains(terms, books: books)
         return Int(
             try run("SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(max(0, cap))) AS found", sql.binds).rows
                 .first?.decode(Int64.self) ?? 0)
     }
 
-    func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
-        try pagesInOrder([], bookId: bookId, visit: visit)
+    func scanPages(books: [Int64]?, visit: (PageText) throws -> Bool) throws {
+        try pagesInOrder([], books: books, visit: visit)
     }
 
     func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String] {
@@ -601,11 +601,11 @@ struct PostgresStore: StoreWriter, TextIndex {
             ).rows.first?.decode(Int64.self) ?? 0)
     }
 
-    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)] {
+    func candidateAnnotations(containing terms: [String], books: [Int64]?) throws -> [(kind: String, id: Int64)] {
         var found = [(kind: String, id: Int64)]()
         for table in ["highlight", "memo"] {
             var sql = SQLBuilder(table: table)
-            let filter = sql.contains(terms, bookId: bookId)
+            let filter = sql.contains(terms, books: books)
             let ids = try run("SELECT id FROM \(table)\(filter) ORDER BY id", sql.binds).rows.map {
                 try $0.decode(Int64.self)
             }
@@ -683,15 +683,13 @@ struct SQLBuilder {
 
     /// Whether a column of folded text holds a term.
     mutating func holds(_ term: String, column: String) -> String {
-        let escaped = term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_")
-        return "\(column) LIKE \(bind(.text("%" + escaped + "%")))"
+        "\(column) LIKE \(bind(.text("%" + likeEscaped(term) + "%")))"
     }
 
     /// Pages (or annotations) whose folded text holds every term, of one book or all.
-    mutating func contains(_ terms: [String], bookId: Int64?) -> String {
+    mutating func contains(_ terms: [String], books: [Int64]?) -> String {
         var parts = terms.map { holds($0, column: "norm") }
-        if let bookId { parts.append("\"bookId\" = \(bind(.integer(bookId)))") }
+        if let books { parts.append("\"bookId\" = ANY(\(bind(array: books)))") }
         return parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")
     }
 }
@@ -700,16 +698,16 @@ struct SQLBuilder {
 /// least the cap.
 final class CountedCandidates: @unchecked Sendable {
     private let lock = NSLock()
-    private var known: (terms: [String], bookId: Int64?, count: Int, cap: Int)?
+    private var known: (terms: [String], books: [Int64]?, count: Int, cap: Int)?
 
-    func record(terms: [String], bookId: Int64?, count: Int, cap: Int) {
-        lock.withLock { known = (terms, bookId, count, cap) }
+    func record(terms: [String], books: [Int64]?, count: Int, cap: Int) {
+        lock.withLock { known = (terms, books, count, cap) }
     }
 
     /// The count with `cap` (as `SELECT count(*) … LIMIT cap` gives it), when the one made tells.
-    func count(terms: [String], bookId: Int64?, cap: Int) -> Int? {
+    func count(terms: [String], books: [Int64]?, cap: Int) -> Int? {
         lock.withLock {
-            guard let known, known.terms == terms, known.bookId == bookId else { return nil }
+            guard let known, known.terms == terms, known.books == books else { return nil }
             if known.count < known.cap { return min(known.count, cap) }  // exact
             return cap <= known.cap ? cap : nil  // at least known.cap pages
         }

@@ -66,21 +66,21 @@ extension PostgresStore {
     /// past that, or with none of those, in library order, as the text search gives them (the
     /// first pages come sooner that way than from the words).
     func candidatePages(
-        _ found: [WordTerm], terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool
+        _ found: [WordTerm], terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool
     ) throws {
         // Counted first: ranking looks up every page found (its length, its place), which for
         // a word on most pages costs more than listing the first few in library order.
         let cap = SearchRanking.rankedPages + 1
-        let matches = try countPages(found, terms: terms, bookId: bookId, cap: cap)
-        counted.record(terms: terms, bookId: bookId, count: matches, cap: cap)
+        let matches = try countPages(found, terms: terms, books: books, cap: cap)
+        counted.record(terms: terms, books: books, count: matches, cap: cap)
         guard matches > 0 else { return }
         let ranked = terms.indices.filter { Self.isRanked(terms[$0]) }
         guard matches <= SearchRanking.rankedPages, matches > 1, !ranked.isEmpty else {
-            return try pagesInOrder(terms, bookId: bookId, visit: visit)
+            return try pagesInOrder(terms, books: books, visit: visit)
         }
         var sql = SQLBuilder(table: "page_word")
         let (pages, average) = try libraryStatistics()
-        let (from, frequencies) = matching(found, terms: terms, bookId: bookId, &sql)
+        let (from, frequencies) = matching(found, terms: terms, books: books, &sql)
         var parts = [String]()
         for index in ranked {
             var weight = 1.0
@@ -98,10 +98,10 @@ extension PostgresStore {
     }
 
     /// How many pages hold every term, counting up to `cap`.
-    func countPages(_ found: [WordTerm], terms: [String], bookId: Int64?, cap: Int) throws -> Int {
+    func countPages(_ found: [WordTerm], terms: [String], books: [Int64]?, cap: Int) throws -> Int {
         guard !found.contains(where: { $0.lookedUp && $0.words.isEmpty }) else { return 0 }
         var sql = SQLBuilder(table: "page_word")
-        let (from, _) = matching(found, terms: terms, bookId: bookId, &sql, needsPages: false)
+        let (from, _) = matching(found, terms: terms, books: books, &sql, needsPages: false)
         return Int(
             try run("SELECT count(*) FROM (SELECT 1 \(from) LIMIT \(max(0, cap))) AS found", sql.binds).rows.first?
                 .decode(Int64.self) ?? 0)
@@ -110,10 +110,10 @@ extension PostgresStore {
     /// How many pages of the library hold a term.
     private func pagesHolding(_ found: WordTerm, term: String) throws -> Double {
         guard !found.lookedUp else {
-            return Double(try countPages([found], terms: [term], bookId: nil, cap: Int(Int32.max)))
+            return Double(try countPages([found], terms: [term], books: nil, cap: Int(Int32.max)))
         }
         var sql = SQLBuilder(table: "page")
-        let filter = sql.contains([term], bookId: nil)
+        let filter = sql.contains([term], books: nil)
         return try run("SELECT count(*)::float8 FROM page\(filter)", sql.binds).rows.first?.decode(Double.self) ?? 0
     }
 
@@ -122,7 +122,7 @@ extension PostgresStore {
     /// term (the sum of their counts there times the term's count in them); from the text for
     /// the others, which the text is checked for (only the pages holding the word terms are read).
     private func matching(
-        _ found: [WordTerm], terms: [String], bookId: Int64?, _ sql: inout SQLBuilder, needsPages: Bool = true
+        _ found: [WordTerm], terms: [String], books: [Int64]?, _ sql: inout SQLBuilder, needsPages: Bool = true
     ) -> (from: String, frequencies: [String]) {
         var words = [String]()
         var counts = [Int64]()
@@ -144,7 +144,7 @@ extension PostgresStore {
                 frequencies.append(textFrequency(terms[index], column: "p.norm", &sql))
             }
         }
-        if let bookId { conditions.append("p.\"bookId\" = \(sql.bind(.integer(bookId)))") }
+        if let books { conditions.append("p.\"bookId\" = ANY(\(sql.bind(array: books)))") }
         let having = lookups > 1 ? " HAVING count(DISTINCT e.lookup) = \(lookups)" : ""
         let found =
             "(SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "

@@ -3,37 +3,37 @@ import GRDB
 import MarginCore
 
 extension SQLiteStore {
-    func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+    func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
         guard let termParts = try PageWords.termParts(for: terms, db) else { return }
         let parts = termParts.map(\.part)
         guard !parts.isEmpty else {
             // No term the index can answer (only short pieces of words, or punctuation): every
             // page is a candidate.
-            return try scanPages(bookId: bookId, visit: visit)
+            return try scanPages(books: books, visit: visit)
         }
         let rare = parts.count > 1 ? try parts.filter(isRare) : parts
         if !rare.isEmpty, rare.count < parts.count {
             let common = termParts.filter { !rare.contains($0.part) }.map { Array($0.term.unicodeScalars) }
             return try visitRarePartPages(
-                rare, common: common, key: countKey(terms, bookId), bookId: bookId, visit: visit)
+                rare, common: common, key: countKey(terms, books), books: books, visit: visit)
         }
-        if parts.count == 1, bookId == nil, let core = PageWords.phraseCore(parts[0]),
-            try visitPhrasePagesByCore(core, term: termParts[0].term, key: countKey(terms, bookId), visit: visit)
+        if parts.count == 1, books == nil, let core = PageWords.phraseCore(parts[0]),
+            try visitPhrasePagesByCore(core, term: termParts[0].term, key: countKey(terms, books), visit: visit)
         {
             return
         }
         let match = parts.joined(separator: " AND ")
-        let (filter, arguments) = try pageMatch(match, bookId: bookId)
+        let (filter, arguments) = try pageMatch(match, books: books)
         // Up to `rankedPages` matches are ranked (bm25); past that, library order, read as needed.
         let probe: [Int64]
-        if parts.count == 1, bookId == nil, PhraseRanking.isPhrase(parts[0]),
+        if parts.count == 1, books == nil, PhraseRanking.isPhrase(parts[0]),
             let rows = try? Row.fetchAll(
                 db, sql: PhraseRanking.sql(filter, limit: SearchRanking.rankedPages + 1), arguments: arguments)
         {
             // A phrase, ranked from the pass that finds its pages (see `PhraseRanking`).
             if rows.count <= SearchRanking.rankedPages, let ranked = PhraseRanking.order(rows) {
-                candidateCounts.counts[countKey(terms, bookId)] = rows.count
-                _ = try visitPages(ranked, bookId: bookId, visit: visit)
+                candidateCounts.counts[countKey(terms, books)] = rows.count
+                _ = try visitPages(ranked, books: books, visit: visit)
                 return
             }
             probe = rows.map { $0[0] }
@@ -43,29 +43,29 @@ extension SQLiteStore {
                 arguments: arguments)
         }
         if probe.count <= SearchRanking.rankedPages {
-            candidateCounts.counts[countKey(terms, bookId)] = probe.count
-            _ = try visitPages(rankedPages(parts, bookId: bookId), bookId: bookId, visit: visit)
+            candidateCounts.counts[countKey(terms, books)] = probe.count
+            _ = try visitPages(rankedPages(parts, books: books), books: books, visit: visit)
             return
         }
         // More than that many match: a count that stops sooner needs no second pass.
-        candidateCounts.atLeast[countKey(terms, bookId)] = probe.count
-        guard try visitPages(probe, bookId: bookId, visit: visit), let last = probe.last else { return }
+        candidateCounts.atLeast[countKey(terms, books)] = probe.count
+        guard try visitPages(probe, books: books, visit: visit), let last = probe.last else { return }
         let more = try Int64.fetchCursor(
             db, sql: "SELECT rowid FROM page_words WHERE \(filter) AND rowid > ?", arguments: arguments + [last])
         var batch = [Int64]()
         while let id = try more.next() {
             batch.append(id)
             if batch.count == 256 {
-                guard try visitPages(batch, bookId: bookId, visit: visit) else { return }
+                guard try visitPages(batch, books: books, visit: visit) else { return }
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        _ = try visitPages(batch, bookId: bookId, visit: visit)
+        _ = try visitPages(batch, books: books, visit: visit)
     }
 
     /// The pages matching every part (all of them rare: see `isRare`), best first (bm25).
-    private func rankedPages(_ parts: [String], bookId: Int64?) throws -> [Int64] {
-        let (filter, arguments) = try pageMatch(parts.joined(separator: " AND "), bookId: bookId)
+    private func rankedPages(_ parts: [String], books: [Int64]?) throws -> [Int64] {
+        let (filter, arguments) = try pageMatch(parts.joined(separator: " AND "), books: books)
         // One phrase (not a choice between several): bm25's order without its pass over
         // every page holding the phrase for the phrase's weight, the same for every page
         // (`margin_phrase_rank`, CFTS5). With a prefix ("dark matter halo…") that pass
@@ -100,14 +100,14 @@ extension SQLiteStore {
     /// every page with (`foldedText(_:containsAll:)`): the pages visited are the same. Those left
     /// when `visit` stops are counted on demand (`countCandidatePages`).
     private func visitRarePartPages(
-        _ rare: [String], common: [[Unicode.Scalar]], key: String, bookId: Int64?, visit: (PageText) throws -> Bool
+        _ rare: [String], common: [[Unicode.Scalar]], key: String, books: [Int64]?, visit: (PageText) throws -> Bool
     ) throws {
-        let (filter, arguments) = try pageMatch(rare.joined(separator: " AND "), bookId: bookId)
+        let (filter, arguments) = try pageMatch(rare.joined(separator: " AND "), books: books)
         let ids = try Int64.fetchAll(
             db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
         var counted = 0
         var last: Int64?
-        let finished = try visitPages(ids, bookId: bookId) { page in
+        let finished = try visitPages(ids, books: books) { page in
             last = page.id
             guard foldedText(page.text, containsAll: common) else { return true }
             counted += 1
@@ -138,7 +138,7 @@ extension SQLiteStore {
             rows.count <= PageWords.corePages
         else { return false }
         var pages = [Int64: PageText]()
-        _ = try visitPages(rows.map { $0[0] }, bookId: nil) { page in
+        _ = try visitPages(rows.map { $0[0] }, books: nil) { page in
             if let id = page.id { pages[id] = page }
             return true
         }
@@ -163,26 +163,27 @@ extension SQLiteStore {
 
     /// Loads the pages with these ids (in this order) a batch at a time, skipping any the index
     /// still names but `page` no longer holds, until `visit` returns false (then returns false).
-    private func visitPages(_ ids: [Int64], bookId: Int64?, visit: (PageText) throws -> Bool) throws -> Bool {
-        try SearchRanking.visitPages(
+    private func visitPages(_ ids: [Int64], books: [Int64]?, visit: (PageText) throws -> Bool) throws -> Bool {
+        let wanted = books.map(Set.init)
+        return try SearchRanking.visitPages(
             ids,
             load: { batch in
                 let marks = Array(repeating: "?", count: batch.count).joined(separator: ",")
                 return try Row.fetchAll(
                     db, sql: "SELECT id, bookId, number, text FROM page WHERE id IN (\(marks))",
                     arguments: StatementArguments(batch)
-                ).map(pageText).filter { bookId == nil || $0.bookId == bookId }
+                ).map(pageText).filter { wanted?.contains($0.bookId) ?? true }
             }, visit: visit)
     }
 
-    func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int? {
+    func countCandidatePages(containing terms: [String], books: [Int64]?, cap: Int) throws -> Int? {
         // Counted already when the search read all its candidates (neither the vocabulary nor
         // the index is asked again).
-        let key = countKey(terms, bookId)
+        let key = countKey(terms, books)
         if let (counted, ids, common) = candidateCounts.unread[key] {
             // The rest of a search whose common terms are checked in the text: read until `cap`.
             var total = counted
-            _ = try visitPages(Array(ids), bookId: bookId) { page in
+            _ = try visitPages(Array(ids), books: books) { page in
                 if foldedText(page.text, containsAll: common) { total += 1 }
                 return total < cap
             }
@@ -192,7 +193,7 @@ extension SQLiteStore {
         if let atLeast = candidateCounts.atLeast[key], atLeast >= cap { return max(0, cap) }
         guard let expression = try PageWords.expression(for: terms, db) else { return nil }
         guard case .match(let match) = expression else { return 0 }
-        let (filter, arguments) = try pageMatch(match, bookId: bookId)
+        let (filter, arguments) = try pageMatch(match, books: books)
         return try Int.fetchOne(
             db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT \(max(0, cap)))",
             arguments: arguments)
@@ -235,29 +236,38 @@ extension SQLiteStore {
             arguments: ["\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""]) ?? 0
     }
 
-    private func countKey(_ terms: [String], _ bookId: Int64?) -> String {
-        terms.joined(separator: "\u{0}") + "\u{1}" + (bookId.map(String.init) ?? "")
+    private func countKey(_ terms: [String], _ books: [Int64]?) -> String {
+        terms.joined(separator: "\u{0}") + "\u{1}" + (books.map { $0.map(String.init).joined(separator: ",") } ?? "*")
     }
 
     /// The WHERE clause for pages matching `match` (of one book, if given: its pages' rowid range,
     /// which FTS5 seeks, and their ids).
-    private func pageMatch(_ match: String, bookId: Int64?) throws -> (String, StatementArguments) {
-        guard let bookId else { return ("page_words MATCH ?", [match]) }
-        let range = try Row.fetchOne(db, sql: "SELECT min(id), max(id) FROM page WHERE bookId = ?", arguments: [bookId])
+    private func pageMatch(_ match: String, books: [Int64]?) throws -> (String, StatementArguments) {
+        guard let books else { return ("page_words MATCH ?", [match]) }
+        guard books.count == 1, let book = books.first else {
+            let marks = Array(repeating: "?", count: books.count).joined(separator: ",")
+            return (
+                "page_words MATCH ? AND rowid IN (SELECT id FROM page WHERE bookId IN (\(marks)))",
+                [match] + StatementArguments(books)
+            )
+        }
+        let range = try Row.fetchOne(db, sql: "SELECT min(id), max(id) FROM page WHERE bookId = ?", arguments: [book])
         let low: Int64 = range?[0] ?? 0
         let high: Int64 = range?[1] ?? -1
         return (
             "page_words MATCH ? AND rowid BETWEEN ? AND ? AND rowid IN (SELECT id FROM page WHERE bookId = ?)",
-            [match, low, high, bookId]
+            [match, low, high, book]
         )
     }
 
-    func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws {
+    func scanPages(books: [Int64]?, visit: (PageText) throws -> Bool) throws {
         let cursor =
-            try bookId.map {
-                try Row.fetchCursor(
-                    db, sql: "SELECT id, bookId, number, text FROM page WHERE bookId = ? ORDER BY number",
-                    arguments: [$0])
+            try books.map {
+                let marks = Array(repeating: "?", count: $0.count).joined(separator: ",")
+                return try Row.fetchCursor(
+                    db,
+                    sql: "SELECT id, bookId, number, text FROM page WHERE bookId IN (\(marks)) ORDER BY bookId, number",
+                    arguments: StatementArguments($0))
             }
             ?? Row.fetchCursor(db, sql: "SELECT id, bookId, number, text FROM page ORDER BY bookId, number")
         while let row = try cursor.next() {
@@ -265,7 +275,7 @@ extension SQLiteStore {
         }
     }
 
-    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)] {
+    func candidateAnnotations(containing terms: [String], books: [Int64]?) throws -> [(kind: String, id: Int64)] {
         let indexed = terms.filter { $0.unicodeScalars.count >= 3 }
         var sql = "SELECT kind, ref FROM annotation_fts"
         var arguments = StatementArguments()
@@ -274,9 +284,9 @@ extension SQLiteStore {
             conditions.append("annotation_fts MATCH ?")
             arguments += [ftsMatch(indexed)]
         }
-        if let bookId {
-            conditions.append("bookId = ?")
-            arguments += [bookId]
+        if let books {
+            conditions.append("bookId IN (\(Array(repeating: "?", count: books.count).joined(separator: ",")))")
+            arguments += StatementArguments(books)
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += indexed.isEmpty ? " ORDER BY rowid" : " ORDER BY rank"

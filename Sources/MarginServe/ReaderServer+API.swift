@@ -131,6 +131,8 @@ extension ReaderServer {
             wholeWord: flag(query.get("whole-word")), annotations: flag(query.get("annotations")))
         if let limit = try count(query.get("limit"), "limit") { options.limit = limit }
         if let selector = query.get("book") { options.bookId = try await library.resolve(selector).id }
+        options.folder = nonEmptyParameter(query.get("folder"))
+        options.tag = nonEmptyParameter(query.get("tag"))
         options.timeLimit = Self.searchTimeLimit
         options.stop = await context.clientGone()
         let results = try await library.search(text, options: options)

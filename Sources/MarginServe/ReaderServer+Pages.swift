@@ -30,10 +30,10 @@ extension ReaderServer {
         body += """
             <form class="search" action="/" method="get" role="search">
             <input type="search" name="q" value="\(html(q))" placeholder="Search the library" aria-label="Search the library" data-action="search">
-            <button type="submit">Search</button></form></header><main class="library">
+            \(hidden("folder", folder))\(hidden("tag", tag))<button type="submit">Search</button></form></header><main class="library">
             """
         if !q.trimmingCharacters(in: .whitespaces).isEmpty {
-            body += try await searchSection(q, stop: await context.clientGone())
+            body += try await searchSection(q, folder: folder, tag: tag, stop: await context.clientGone())
         }
         if !recent.isEmpty {
             body += "<section><h2>Recently opened</h2><ul class=\"recent\">"
@@ -62,11 +62,20 @@ extension ReaderServer {
         return page(title: q.isEmpty ? "Margin" : "\(q) — Margin", body: body)
     }
 
-    private func searchSection(_ q: String, stop: StopSignal?) async throws -> String {
-        var section = "<section class=\"hits\"><h2>Pages matching “\(html(q))”</h2>"
+    /// A hidden field of a form, when it has a value.
+    private func hidden(_ name: String, _ value: String?) -> String {
+        value.map { "<input type=\"hidden\" name=\"\(name)\" value=\"\(html($0))\">" } ?? ""
+    }
+
+    private func searchSection(_ q: String, folder: String?, tag: String?, stop: StopSignal?) async throws -> String {
+        let within = [folder.map { "in " + $0 }, tag.map { "tagged " + $0 }].compactMap { $0 }.joined(separator: ", ")
+        var section = "<section class=\"hits\"><h2>Pages matching “\(html(q))”\(within.isEmpty ? "" : " " + html(within))</h2>"
         let results: SearchResults
         do {
             var options = SearchOptions(limit: 100)
+            options.folder = folder
+            options.tag = tag
+            options.suggest = true
             options.timeLimit = Self.searchTimeLimit
             options.stop = stop
             results = try await library.search(q, options: options)
@@ -74,6 +83,14 @@ extension ReaderServer {
             return section + "<p class=\"error\">\(html(error.localizedDescription))</p></section>"
         }
         if results.hits.isEmpty { section += "<p class=\"empty\">No matches.</p>" }
+        if !results.suggestions.isEmpty {
+            let filters = [folder.map { "&folder=" + urlQuery($0) }, tag.map { "&tag=" + urlQuery($0) }].compactMap { $0 }
+                .joined()
+            section +=
+                "<p class=\"suggest\">Did you mean "
+                + results.suggestions.map { "<a href=\"/?q=\(urlQuery($0))\(filters)\">\(html($0))</a>" }.joined(
+                    separator: " or ") + "?</p>"
+        }
         var order = [Int64]()
         var groups = [Int64: [SearchHit]]()
         for hit in results.hits {
@@ -302,7 +319,7 @@ private func asset(_ text: String, type: String) -> Response {
     return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
 }
 
-private func nonEmptyParameter(_ value: String?) -> String? {
+func nonEmptyParameter(_ value: String?) -> String? {
     guard let value, !value.isEmpty else { return nil }
     return value
 }

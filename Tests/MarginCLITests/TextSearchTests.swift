@@ -228,3 +228,74 @@ import Testing
         }
     }
 }
+
+/// `search --folder F --tag T`: only those books' pages are searched, ranked and counted, on
+/// both backends and in the reader's API.
+@Suite struct SearchFilterTests {
+    /// A library of three books: sample in papers/ml tagged to-read, second in papers, prose in none.
+    static func filed(_ run: ([String]) throws -> RunResult) throws {
+        _ = try run(["add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), Fixtures.pdf("prose.pdf")])
+        _ = try run(["edit", "1", "--folder", "papers/ml", "--tag", "to-read"])
+        _ = try run(["edit", "2", "--folder", "papers"])
+        _ = try run(["highlight", "add", "1", "--text", "quick brown fox", "--note", "the fox"])
+        _ = try run(["highlight", "add", "3", "--text", "paying customers", "--note", "the customers"])
+    }
+
+    static func books(_ run: ([String]) throws -> RunResult, _ arguments: [String]) throws -> [Int] {
+        let hits = try #require(try run(["search", "the", "--json", "--limit", "0"] + arguments).json() as? [[String: Any]])
+        return Set(hits.compactMap { $0["book"] as? Int }).sorted()
+    }
+
+    static func check(_ run: ([String]) throws -> RunResult) throws {
+        #expect(try books(run, []) == [1, 2, 3])
+        #expect(try books(run, ["--folder", "papers"]) == [1, 2], "a folder holds its subfolders")
+        #expect(try books(run, ["--folder", "papers/ml"]) == [1])
+        #expect(try books(run, ["--folder", "papers/"]) == [1, 2], "written with a slash")
+        #expect(try books(run, ["--tag", "to-read"]) == [1])
+        #expect(try books(run, ["--folder", "papers", "--tag", "to-read"]) == [1])
+        #expect(try books(run, ["--folder", "nowhere"]).isEmpty)
+        #expect(try books(run, ["--book", "3", "--folder", "papers"]).isEmpty)
+        // The count past the limit is the scope's.
+        let all = try #require(try run(["search", "the", "--json", "--limit", "0", "--folder", "papers"]).json() as? [Any])
+        let cut = try run(["search", "the", "--limit", "1", "--folder", "papers"])
+        #expect(cut.stderr.contains("\(all.count - 1) more \(all.count - 1 == 1 ? "page matches" : "pages match")"), "\(cut.stderr)")
+        // Annotations too.
+        let notes = try #require(
+            try run(["search", "the", "--annotations", "--json", "--folder", "papers"]).json() as? [[String: Any]])
+        #expect(notes.compactMap { $0["book"] as? Int } == [1], "\(notes)")
+    }
+
+    @Test func onlyTheFolderAndTagAsked() throws {
+        let box = Sandbox()
+        try Self.filed { try box.ok($0) }
+        try Self.check { try box.ok($0) }
+    }
+
+    /// The reader's API and its library page take the same filters (and suggest).
+    @Test func theReaderFiltersItsSearches() throws {
+        let box = Sandbox()
+        try Self.filed { try box.ok($0) }
+        let server = try RunningServer(box)
+        defer { _ = server.stop() }
+        let (status, body) = try fetch(server.url + "/api/search?q=the&limit=0&folder=papers")
+        #expect(status == 200, "\(body)")
+        let hits = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]])
+        #expect(Set(hits.compactMap { $0["book"] as? Int }) == [1, 2])
+        let (_, tagged) = try fetch(server.url + "/api/search?q=the&limit=0&tag=to-read")
+        let taggedHits = try #require(try JSONSerialization.jsonObject(with: Data(tagged.utf8)) as? [[String: Any]])
+        #expect(Set(taggedHits.compactMap { $0["book"] as? Int }) == [1])
+        let (_, page) = try fetch(server.url + "/?q=herons&folder=papers%2Fml")
+        #expect(page.contains("No matches.") && page.contains("in papers/ml"), "\(page)")
+        let (_, other) = try fetch(server.url + "/?q=herons&folder=papers")
+        #expect(other.contains("Field Notes") && !other.contains("No matches."))
+        let (_, misspelt) = try fetch(server.url + "/?q=qiuck")
+        #expect(misspelt.contains("Did you mean <a href=\"/?q=quick\">quick</a>?"), "\(misspelt)")
+    }
+
+    @Test(Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamLibraryFiltersTheSame() throws {
+        let team = try TeamUsersTests.Team()
+        try Self.filed { try team.alice($0) }
+        try Self.check { try team.alice($0) }
+    }
+}

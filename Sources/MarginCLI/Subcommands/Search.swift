@@ -29,6 +29,7 @@ extension Margin {
                 Examples:
                   margin search "attention is all you need"
                   margin search transformer --book 3 --whole-word
+                  margin search "attention" --folder papers --tag to-read
                   margin search --regex 'colou?r' --limit 0 --json
                   margin search bayesain --json --suggest
                 """
@@ -39,6 +40,12 @@ extension Margin {
 
         @Option(help: ArgumentHelp("Only this book.", valueName: "BOOK"))
         var book: String?
+
+        @Option(help: ArgumentHelp("Only books in this folder or its subfolders.", valueName: "F"))
+        var folder: String?
+
+        @Option(help: ArgumentHelp("Only books with this tag.", valueName: "T"))
+        var tag: String?
 
         @Flag(help: "QUERY is an ICU regular expression.")
         var regex = false
@@ -71,6 +78,8 @@ extension Margin {
                 bookId: try await book.asyncMap { try await library.resolve($0).id } ?? nil, regex: regex,
                 caseSensitive: caseSensitive, wholeWord: wholeWord, annotations: annotations, limit: limit)
             // A search only reads: books not indexed yet are named, with what indexes them.
+            options.folder = folder
+            options.tag = tag
             options.listUnindexed = !annotations
             options.suggest = !annotations
             let results = try await library.search(query, options: options)

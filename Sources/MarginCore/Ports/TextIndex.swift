@@ -9,16 +9,17 @@ import Foundation
 public protocol TextIndex {
     /// Pages whose folded text contains every folded term, best match first (the full-text
     /// index), passed to `visit` until it returns false. Candidates only: a term the index can't
-    /// answer may not hold on every page given.
-    func candidatePages(containing terms: [String], bookId: Int64?, visit: (PageText) throws -> Bool) throws
+    /// answer may not hold on every page given. `books`: only the pages of these books (nil: of
+    /// every book; none for an empty list), here and below.
+    func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws
     /// How many pages the index says hold every term, counting no further than `cap` (so the
     /// count costs the same in a library of any size); nil when no term is long enough to ask it.
-    func countCandidatePages(containing terms: [String], bookId: Int64?, cap: Int) throws -> Int?
-    /// Every page (of one book, or all), in book and page order, until `visit` returns false.
-    func scanPages(bookId: Int64?, visit: (PageText) throws -> Bool) throws
+    func countCandidatePages(containing terms: [String], books: [Int64]?, cap: Int) throws -> Int?
+    /// Every page (of the books, or all), in book and page order, until `visit` returns false.
+    func scanPages(books: [Int64]?, visit: (PageText) throws -> Bool) throws
     /// Highlights and memos whose folded text (highlight text and note, memo text) contains
     /// every folded term, best first: ("highlight" | "memo", id). Candidates only.
-    func candidateAnnotations(containing terms: [String], bookId: Int64?) throws -> [(kind: String, id: Int64)]
+    func candidateAnnotations(containing terms: [String], books: [Int64]?) throws -> [(kind: String, id: Int64)]
     /// Words of the index's vocabulary that share runs of three letters with the folded `term`,
     /// the most alike first, at most `limit`: where a misspelt word's suggestions come from
     /// (the caller measures how far each is from the term).

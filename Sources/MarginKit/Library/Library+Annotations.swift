@@ -402,7 +402,7 @@ extension Library {
         let term = scalarString(folded)
         return try await repository.read { store in
             var pages = [PageText]()
-            try store.textIndex.candidatePages(containing: [term], bookId: id) { page in
+            try store.textIndex.candidatePages(containing: [term], books: [id]) { page in
                 if !SearchableText(page.text).foldedMatches(folded, wholeWord: false).isEmpty { pages.append(page) }
                 return true
             }

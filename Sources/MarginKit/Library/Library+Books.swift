@@ -73,14 +73,7 @@ extension Library {
     /// The books matching the filter, in the requested order.
     public func list(_ filter: BookFilter = BookFilter()) async throws -> [BookInfo] {
         try await repository.read { store in
-            var query = Query<Book>()
-            if let trimmed = normalizedFolder(filter.folder) {
-                query = query.filter(Book.Fields.folder == trimmed || Book.Fields.folder.hasPrefix(trimmed + "/"))
-            }
-            if let tag = normalizedTags([filter.tag ?? ""]).first {
-                let ids = try store.fetch(Query<Tag>().filter(Tag.Fields.name == tag)).map(\.bookId)
-                query = query.filter(Book.Fields.id.isIn(ids))
-            }
+            var query = try booksIn(folder: filter.folder, tag: filter.tag, store)
             switch filter.sort {
             case .added: query = query.sorted(by: Book.Fields.addedAt.ascending, Book.Fields.id.ascending)
             case .title: query = query.sorted(by: Book.Fields.title.ascending, Book.Fields.id.ascending)
@@ -91,6 +84,19 @@ extension Library {
             let everyBook = query.predicate == nil && filter.limit == nil && (filter.offset ?? 0) == 0
             return try self.infos(store.fetch(query), store, everyBook: everyBook, files: filter.files)
         }
+    }
+
+    /// The books in `folder` (or a folder in it) with `tag`, each when given.
+    func booksIn(folder: String?, tag: String?, _ store: any StoreReader) throws -> Query<Book> {
+        var query = Query<Book>()
+        if let trimmed = normalizedFolder(folder) {
+            query = query.filter(Book.Fields.folder == trimmed || Book.Fields.folder.hasPrefix(trimmed + "/"))
+        }
+        if let tag = normalizedTags([tag ?? ""]).first {
+            let ids = try store.fetch(Query<Tag>().filter(Tag.Fields.name == tag)).map(\.bookId)
+            query = query.filter(Book.Fields.id.isIn(ids))
+        }
+        return query
     }
 
     /// The most recently opened books, newest first.

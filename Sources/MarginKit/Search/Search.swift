@@ -5,6 +5,13 @@ import MarginCore
 public struct SearchOptions: Sendable {
     /// Only this book.
     public var bookId: Int64?
+    /// Only books in this folder or a folder in it.
+    public var folder: String?
+    /// Only books with this tag.
+    public var tag: String?
+    /// The books searched, from `bookId`, `folder` and `tag` (nil: every book), worked out in the
+    /// search's transaction.
+    var books: [Int64]?
     /// QUERY is one ICU regular expression, matched against each page's text.
     public var regex = false
     /// Case and accents must match exactly.
@@ -85,6 +92,17 @@ public struct SearchResults: Sendable {
     public var suggestions: [String] = []
 }
 
+extension Library {
+    /// The books a search reads: its book, its folder's and its tag's (all of them that apply);
+    /// nil for every book.
+    func scope(_ options: SearchOptions, _ store: any StoreReader) throws -> [Int64]? {
+        guard options.bookId != nil || options.folder != nil || options.tag != nil else { return nil }
+        var query = try booksIn(folder: options.folder, tag: options.tag, store)
+        if let bookId = options.bookId { query = query.filter(Book.Fields.id == bookId) }
+        return try store.fetch(query.sorted(by: Book.Fields.id.ascending)).compactMap(\.id)
+    }
+}
+
 /// Fewer hits than this, and a search suggests (when asked to).
 public let fewHits = 3
 
@@ -117,6 +135,8 @@ extension Library {
             return SearchResults(hits: labelled, textless: Textless(), more: more)
         }
         return try await repository.read { [options] store in
+            var options = options
+            options.books = try self.scope(options, store)
             var hits =
                 options.regex
                 ? try self.regexHits(query, options: options, store)
@@ -128,7 +148,7 @@ extension Library {
                 books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
             var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
-            if let bookId = options.bookId { scanned = scanned.filter(Book.Fields.id == bookId) }
+            if let books = options.books { scanned = scanned.filter(Book.Fields.id.isIn(books)) }
             // Counted, not read: a library of scans may hold thousands of such books.
             let (scans, scannedPages) = try store.countAndSum(Book.Fields.textlessPages, scanned)
             var textless = Textless(books: scans, pages: scannedPages)
@@ -145,7 +165,7 @@ extension Library {
                 case let cap = limit + max(1, options.countUpTo),
                 let total = try store.textIndex.countCandidatePages(
                     containing: try distinctQueryTerms(query).map(foldedTerm).map(scalarString),
-                    bookId: options.bookId, cap: cap)
+                    books: options.books, cap: cap)
             {
                 results.moreCount = max(0, total - limit)
                 results.moreIsAtLeast = total >= cap
@@ -164,7 +184,7 @@ extension Library {
         var asked = Set<String>()
         let indexTerms = folded.map(scalarString).filter { asked.insert($0).inserted }
         var over = false
-        try store.textIndex.candidatePages(containing: indexTerms, bookId: options.bookId) { page in
+        try store.textIndex.candidatePages(containing: indexTerms, books: options.books) { page in
             if options.isOver {
                 over = true
                 return false
@@ -211,7 +231,7 @@ extension Library {
         let regexTimeLimit = configuration.regexTimeout
         let deadline = min(Date().addingTimeInterval(regexTimeLimit), options.deadline ?? .distantFuture)
         var late: (book: Int64, page: Int)?
-        try store.textIndex.scanPages(bookId: options.bookId) { page in
+        try store.textIndex.scanPages(books: options.books) { page in
             if options.stop?.isStopped == true {
                 late = (page.bookId, page.number)
                 return false
@@ -242,6 +262,7 @@ extension Library {
         let terms = try distinctQueryTerms(query).map(foldedTerm)
         let indexTerms = terms.map(scalarString)
         return try await repository.read { store in
+            let books = try self.scope(options, store)
             var hits = [SearchHit]()
             func consider(_ text: String, book: Int64, page: Int?, kind: String, id: Int64?) -> Bool {
                 let searchable = SearchableText(text)
@@ -255,7 +276,7 @@ extension Library {
                 hits[hits.count - 1].annotation = id
                 return options.limit == 0 || hits.count < options.limit
             }
-            for (kind, id) in try store.textIndex.candidateAnnotations(containing: indexTerms, bookId: options.bookId) {
+            for (kind, id) in try store.textIndex.candidateAnnotations(containing: indexTerms, books: books) {
                 if kind == "highlight", let h = try store.find(Highlight.self, id: id) {
                     let text = h.note.map { h.text + "\n" + $0 } ?? h.text
                     if !consider(text, book: h.bookId, page: h.page, kind: "highlight", id: h.id) { break }
@@ -266,7 +287,7 @@ extension Library {
             // Bookmark labels (few, short: read, not indexed).
             if options.limit == 0 || hits.count < options.limit {
                 var query = Query<Bookmark>().filter(!Field<Bookmark, String?>("label").isNull)
-                if let bookId = options.bookId { query = query.filter(Field<Bookmark, Int64>("bookId") == bookId) }
+                if let books { query = query.filter(Field<Bookmark, Int64>("bookId").isIn(books)) }
                 for bookmark in try store.fetch(query) {
                     guard let label = bookmark.label else { continue }
                     if !consider(label, book: bookmark.bookId, page: bookmark.page, kind: "bookmark", id: bookmark.id) {
@@ -277,7 +298,7 @@ extension Library {
             if options.limit == 0 || hits.count < options.limit {
                 var query = Query<Book>().filter(!Field<Book, String?>("memo").isNull).sorted(
                     by: Book.Fields.id.ascending)
-                if let bookId = options.bookId { query = query.filter(Book.Fields.id == bookId) }
+                if let books { query = query.filter(Book.Fields.id.isIn(books)) }
                 for book in try store.fetch(query) {
                     if let memo = book.memo, !consider(memo, book: book.id ?? 0, page: nil, kind: "book memo", id: nil)
                     {
@@ -382,7 +403,7 @@ func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ s
 {
     let index = store.textIndex
     func pages(_ terms: [String]) throws -> Int {
-        try index.countCandidatePages(containing: terms, bookId: options.bookId, cap: 10_000) ?? 0
+        try index.countCandidatePages(containing: terms, books: options.books, cap: 10_000) ?? 0
     }
     /// A word's replacements, nearest and most used first; none when the library holds it.
     func alternatives(_ word: Substring) throws -> [String] {

@@ -69,7 +69,8 @@ extension ReaderServer {
 
     private func searchSection(_ q: String, folder: String?, tag: String?, stop: StopSignal?) async throws -> String {
         let within = [folder.map { "in " + $0 }, tag.map { "tagged " + $0 }].compactMap { $0 }.joined(separator: ", ")
-        var section = "<section class=\"hits\"><h2>Pages matching “\(html(q))”\(within.isEmpty ? "" : " " + html(within))</h2>"
+        var section =
+            "<section class=\"hits\"><h2>Pages matching “\(html(q))”\(within.isEmpty ? "" : " " + html(within))</h2>"
         let results: SearchResults
         do {
             var options = SearchOptions(limit: 100)
@@ -84,8 +85,10 @@ extension ReaderServer {
         }
         if results.hits.isEmpty { section += "<p class=\"empty\">No matches.</p>" }
         if !results.suggestions.isEmpty {
-            let filters = [folder.map { "&folder=" + urlQuery($0) }, tag.map { "&tag=" + urlQuery($0) }].compactMap { $0 }
-                .joined()
+            let filters = [folder.map { "&folder=" + urlQuery($0) }, tag.map { "&tag=" + urlQuery($0) }].compactMap {
+                $0
+            }
+            .joined()
             section +=
                 "<p class=\"suggest\">Did you mean "
                 + results.suggestions.map { "<a href=\"/?q=\(urlQuery($0))\(filters)\">\(html($0))</a>" }.joined(

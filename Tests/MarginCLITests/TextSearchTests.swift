@@ -237,12 +237,13 @@ import Testing
         _ = try run(["add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf"), Fixtures.pdf("prose.pdf")])
         _ = try run(["edit", "1", "--folder", "papers/ml", "--tag", "to-read"])
         _ = try run(["edit", "2", "--folder", "papers"])
-        _ = try run(["highlight", "add", "1", "--text", "quick brown fox", "--note", "the fox"])
+        _ = try run(["highlight", "add", "1", "--text", "quick brown fox", "--page", "1", "--note", "the fox"])
         _ = try run(["highlight", "add", "3", "--text", "paying customers", "--note", "the customers"])
     }
 
     static func books(_ run: ([String]) throws -> RunResult, _ arguments: [String]) throws -> [Int] {
-        let hits = try #require(try run(["search", "the", "--json", "--limit", "0"] + arguments).json() as? [[String: Any]])
+        let hits = try #require(
+            try run(["search", "the", "--json", "--limit", "0"] + arguments).json() as? [[String: Any]])
         return Set(hits.compactMap { $0["book"] as? Int }).sorted()
     }
 
@@ -256,9 +257,12 @@ import Testing
         #expect(try books(run, ["--folder", "nowhere"]).isEmpty)
         #expect(try books(run, ["--book", "3", "--folder", "papers"]).isEmpty)
         // The count past the limit is the scope's.
-        let all = try #require(try run(["search", "the", "--json", "--limit", "0", "--folder", "papers"]).json() as? [Any])
+        let all = try #require(
+            try run(["search", "the", "--json", "--limit", "0", "--folder", "papers"]).json() as? [Any])
         let cut = try run(["search", "the", "--limit", "1", "--folder", "papers"])
-        #expect(cut.stderr.contains("\(all.count - 1) more \(all.count - 1 == 1 ? "page matches" : "pages match")"), "\(cut.stderr)")
+        #expect(
+            cut.stderr.contains("\(all.count - 1) more \(all.count - 1 == 1 ? "page matches" : "pages match")"),
+            "\(cut.stderr)")
         // Annotations too.
         let notes = try #require(
             try run(["search", "the", "--annotations", "--json", "--folder", "papers"]).json() as? [[String: Any]])
@@ -292,7 +296,8 @@ import Testing
         #expect(misspelt.contains("Did you mean <a href=\"/?q=quick\">quick</a>?"), "\(misspelt)")
     }
 
-    @Test(Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func aTeamLibraryFiltersTheSame() throws {
         let team = try TeamUsersTests.Team()
         try Self.filed { try team.alice($0) }

@@ -45,8 +45,8 @@ import Testing
             if (manifest["highlights"] ?? 0) > 0 {
                 let found = try await database.repository.read { reader in
                     (
-                        try reader.textIndex.candidateAnnotations(containing: [folded("INVERTED")], bookId: nil),
-                        try reader.textIndex.candidateAnnotations(containing: [folded("page memo")], bookId: nil)
+                        try reader.textIndex.candidateAnnotations(containing: [folded("INVERTED")], books: nil),
+                        try reader.textIndex.candidateAnnotations(containing: [folded("page memo")], books: nil)
                     )
                 }
                 #expect(found.0.map(\.kind) == ["highlight"], "\(name)")

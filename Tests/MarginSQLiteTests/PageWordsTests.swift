@@ -28,7 +28,7 @@ import Testing
     func candidates(_ database: LibraryDatabase, _ term: String, bookId: Int64? = nil) async throws -> [Int] {
         try await database.repository.read { reader in
             var found = [Int]()
-            try reader.textIndex.candidatePages(containing: [folded(term)], bookId: bookId) { page in
+            try reader.textIndex.candidatePages(containing: [folded(term)], books: bookId.map { [$0] }) { page in
                 found.append(page.number)
                 return true
             }
@@ -121,11 +121,11 @@ import Testing
         let rare = try await candidates(database, "rare", bookId: bookId)
         #expect(Set(rare) == [500, 1000, 1500, 2000])
         let counted = try await database.repository.read {
-            try $0.textIndex.countCandidatePages(containing: [folded("common")], bookId: nil, cap: count + 1)
+            try $0.textIndex.countCandidatePages(containing: [folded("common")], books: nil, cap: count + 1)
         }
         #expect(counted == count)
         let capped = try await database.repository.read {
-            try $0.textIndex.countCandidatePages(containing: [folded("common")], bookId: bookId, cap: 100)
+            try $0.textIndex.countCandidatePages(containing: [folded("common")], books: [bookId], cap: 100)
         }
         #expect(capped == 100, "counted no further than the cap")
     }
@@ -145,18 +145,18 @@ import Testing
         let terms = ["zebra", "common"].map(folded)
         let (found, counted) = try await database.repository.read { reader in
             var found = [Int]()
-            try reader.textIndex.candidatePages(containing: terms, bookId: nil) { page in
+            try reader.textIndex.candidatePages(containing: terms, books: nil) { page in
                 found.append(page.number)
                 return true
             }
-            let counted = try reader.textIndex.countCandidatePages(containing: terms, bookId: nil, cap: 100)
+            let counted = try reader.textIndex.countCandidatePages(containing: terms, books: nil, cap: 100)
             return (found, counted)
         }
         #expect(found == [20, 30, 10], "the most zebras first; the page without the common word is not a match")
         #expect(counted == 3)
         let reversed = try await database.repository.read { reader in
             var found = [Int]()
-            try reader.textIndex.candidatePages(containing: terms.reversed(), bookId: bookId) { page in
+            try reader.textIndex.candidatePages(containing: terms.reversed(), books: [bookId]) { page in
                 found.append(page.number)
                 return true
             }
@@ -179,13 +179,13 @@ import Testing
         let (read, capped, all) = try await database.writer.read { db in
             let store = SQLiteStore(db: db)
             var read = 0
-            try store.candidatePages(containing: terms, bookId: nil) { page in
+            try store.candidatePages(containing: terms, books: nil) { page in
                 #expect(page.text.contains("common") && page.text.contains("zebra"))
                 read += 1
                 return read < 5
             }
-            let capped = try store.countCandidatePages(containing: terms, bookId: nil, cap: 300)
-            let all = try SQLiteStore(db: db).countCandidatePages(containing: terms, bookId: nil, cap: 5_000)
+            let capped = try store.countCandidatePages(containing: terms, books: nil, cap: 300)
+            let all = try SQLiteStore(db: db).countCandidatePages(containing: terms, books: nil, cap: 5_000)
             return (read, capped, all)
         }
         #expect(read == 5)
@@ -216,12 +216,12 @@ import Testing
             let store = SQLiteStore(db: db)
             db.trace { statements.sql.append("\($0)") }
             var found = [Int64]()
-            try store.candidatePages(containing: [folded("dark matter halo")], bookId: nil) { page in
+            try store.candidatePages(containing: [folded("dark matter halo")], books: nil) { page in
                 found.append(try #require(page.id))
                 return true
             }
             let counted = try store.countCandidatePages(
-                containing: [folded("dark matter halo")], bookId: nil, cap: 1_000)
+                containing: [folded("dark matter halo")], books: nil, cap: 1_000)
             db.trace(nil)
             let ranked = try Int64.fetchAll(
                 db, sql: "SELECT rowid FROM page_words WHERE page_words MATCH ? ORDER BY rank",
@@ -246,14 +246,14 @@ import Testing
         let (read, capped, exact) = try await database.writer.read { db in
             let store = SQLiteStore(db: db)
             var read = 0
-            try store.candidatePages(containing: terms, bookId: nil) { _ in
+            try store.candidatePages(containing: terms, books: nil) { _ in
                 read += 1
                 return read < 5
             }
             db.trace { statements.sql.append("\($0)") }
-            let capped = try store.countCandidatePages(containing: terms, bookId: nil, cap: 1_000)
+            let capped = try store.countCandidatePages(containing: terms, books: nil, cap: 1_000)
             db.trace(nil)
-            return (read, capped, try store.countCandidatePages(containing: terms, bookId: nil, cap: 5_000))
+            return (read, capped, try store.countCandidatePages(containing: terms, books: nil, cap: 5_000))
         }
         #expect(read == 5)
         #expect(capped == 1_000)
@@ -324,7 +324,7 @@ import Testing
         let (found, ranked) = try await database.writer.read { db in
             db.trace { statements.sql.append("\($0)") }
             var found = [Int64]()
-            try SQLiteStore(db: db).candidatePages(containing: [folded("dark matter halo")], bookId: nil) { page in
+            try SQLiteStore(db: db).candidatePages(containing: [folded("dark matter halo")], books: nil) { page in
                 found.append(try #require(page.id))
                 return true
             }

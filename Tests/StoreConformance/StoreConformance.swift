@@ -168,7 +168,7 @@ public enum StoreConformance {
         }
         #expect(left == [0, 0, 0, 0])
         let hits = try await store.repository.read {
-            try $0.textIndex.candidateAnnotations(containing: ["book"], bookId: nil)
+            try $0.textIndex.candidateAnnotations(containing: ["book"], books: nil)
         }
         #expect(hits.isEmpty, "the index forgets what was deleted")
     }
@@ -260,7 +260,7 @@ public enum StoreConformance {
         }
         let found = try await store.repository.read { reader in
             var found = [Int]()
-            try reader.textIndex.candidatePages(containing: [folded("UBER")], bookId: bookId) { page in
+            try reader.textIndex.candidatePages(containing: [folded("UBER")], books: [bookId]) { page in
                 found.append(page.number)
                 return true
             }
@@ -270,13 +270,28 @@ public enum StoreConformance {
         #expect(Set(found).isSuperset(of: [1, 3]))
         let all = try await store.repository.read { reader in
             var all = [Int]()
-            try reader.textIndex.scanPages(bookId: bookId) { page in
+            try reader.textIndex.scanPages(books: [bookId]) { page in
                 all.append(page.number)
                 return true
             }
             return all
         }
         #expect(all == [1, 2, 3], "a scan gives every page in order")
+        // No book: no page.
+        let none = try await store.repository.read { reader in
+            var none = 0
+            try reader.textIndex.scanPages(books: []) { _ in
+                none += 1
+                return true
+            }
+            try reader.textIndex.candidatePages(containing: [folded("UBER")], books: []) { _ in
+                none += 1
+                return true
+            }
+            return none
+                + (try reader.textIndex.countCandidatePages(containing: [folded("UBER")], books: [], cap: 10) ?? 0)
+        }
+        #expect(none == 0, "an empty list of books holds no page")
     }
 
     static func thePageIndexFindsPiecesAndFollows(_ store: any LibraryStore) async throws {
@@ -297,7 +312,7 @@ public enum StoreConformance {
         func candidates(_ terms: String...) async throws -> Set<Int> {
             try await store.repository.read { reader in
                 var found = Set<Int>()
-                try reader.textIndex.candidatePages(containing: terms.map(folded), bookId: bookId) { page in
+                try reader.textIndex.candidatePages(containing: terms.map(folded), books: [bookId]) { page in
                     found.insert(page.number)
                     return true
                 }
@@ -340,7 +355,7 @@ public enum StoreConformance {
         }
         func candidates(_ term: String) async throws -> Set<String> {
             let found = try await store.repository.read {
-                try $0.textIndex.candidateAnnotations(containing: [folded(term)], bookId: bookId)
+                try $0.textIndex.candidateAnnotations(containing: [folded(term)], books: [bookId])
             }
             return Set(found.map { "\($0.kind) \($0.id)" })
         }

@@ -73,7 +73,7 @@ extension Library {
     /// The books matching the filter, in the requested order.
     public func list(_ filter: BookFilter = BookFilter()) async throws -> [BookInfo] {
         try await repository.read { store in
-            var query = try booksIn(folder: filter.folder, tag: filter.tag, store)
+            var query = try self.booksIn(folder: filter.folder, tag: filter.tag, store)
             switch filter.sort {
             case .added: query = query.sorted(by: Book.Fields.addedAt.ascending, Book.Fields.id.ascending)
             case .title: query = query.sorted(by: Book.Fields.title.ascending, Book.Fields.id.ascending)

@@ -125,6 +125,14 @@ import Testing
                     terms.append(Array(source[start..<min(source.count, start + 1 + Int(generator.next() % 5))]))
                 }
             }
+            // Several terms' matches marked at once: the same from both.
+            let each = terms.map { searchable.foldedMatches($0, wholeWord: false) }
+            for width in [0, 3, 60] {
+                #expect(
+                    plain.snippet(marking: each, width: width, open: "[", close: "]")
+                        == searchable.snippet(marking: each, width: width, open: "[", close: "]"),
+                    "\(text.debugDescription)")
+            }
             for term in terms {
                 for wholeWord in [false, true] {
                     for first in [false, true] {
@@ -158,6 +166,25 @@ import Testing
         #expect(match.count == 1)
         #expect(
             text.snippet(around: match[0], open: "[", close: "]") == "An applicative-[order] evaluation of CoOperation")
+    }
+
+    /// A snippet goes where the most terms are together and marks every match in it; with one
+    /// match it is the snippet around that match.
+    @Test func snippetsMarkEveryTermWhereTheyAreTogether() {
+        let filler = String(repeating: "filler words here ", count: 12)
+        let text = SearchableText("Alpha starts. " + filler + "then gamma, alpha and gamma again. " + filler + "alpha.")
+        let terms = ["alpha", "gamma"].map { text.foldedMatches(foldedTerm($0), wholeWord: false) }
+        let snippet = text.snippet(marking: terms, width: 20, open: "[", close: "]")
+        #expect(snippet == "…words here then [gamma], [alpha] and [gamma] again. filler…", "\(snippet)")
+        let one = text.foldedMatches(foldedTerm("starts"), wholeWord: false)
+        #expect(
+            text.snippet(marking: [one], width: 20, open: "[", close: "]")
+                == text.snippet(around: one[0], width: 20, open: "[", close: "]"))
+        #expect(text.snippet(marking: [[]], width: 20, open: "[", close: "]").isEmpty)
+        // Overlapping matches are one mark.
+        let overlap = SearchableText("a banana split")
+        let pieces = ["ana", "nan"].map { overlap.foldedMatches(foldedTerm($0), wholeWord: false) }
+        #expect(overlap.snippet(marking: pieces, width: 60, open: "[", close: "]") == "a b[anan]a split")
     }
 
     private func expectEqualToReference(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {

@@ -11,6 +11,7 @@ public protocol MatchableText {
     /// About `width` scalars of context around `range`, cut at spaces, with the match between
     /// `open` and `close`.
     func snippet(around range: Range<Int>, width: Int, open: String, close: String) -> String
+    func snippet(marking matches: [[Range<Int>]], width: Int, open: String, close: String) -> String
 }
 
 extension SearchableText: MatchableText {}
@@ -41,6 +42,16 @@ public struct PlainText: MatchableText, Sendable {
 
     public func casedMatches(_ term: [Unicode.Scalar], wholeWord: Bool, first: Bool = false) -> [Range<Int>] {
         byteOccurrences(of: term, in: cased, wholeWord: wholeWord, first: first)
+    }
+
+    /// As `SearchableText.snippet(marking:width:open:close:)`, a character a byte.
+    public func snippet(marking matches: [[Range<Int>]], width: Int = 60, open: String, close: String) -> String {
+        guard let plan = snippetPlan(matches, count: cased.count, width: width, isSpace: { cased[$0] == 0x20 }) else {
+            return ""
+        }
+        return snippetText(plan, count: cased.count, open: open, close: close) {
+            String(decoding: cased[$0], as: UTF8.self)
+        }
     }
 
     /// As `SearchableText.snippet(around:width:open:close:)`, a character a byte.

@@ -196,6 +196,15 @@ public struct SearchableText: Sendable {
         occurrences(of: term, in: cased, wholeWord: wholeWord, first: first)
     }
 
+    /// About `width` scalars of context around the stretch richest in the terms' matches (see
+    /// `snippetPlan`), every match in it between `open` and `close`.
+    public func snippet(marking matches: [[Range<Int>]], width: Int = 60, open: String, close: String) -> String {
+        guard let plan = snippetPlan(matches, count: cased.count, width: width, isSpace: { cased[$0] == " " }) else {
+            return ""
+        }
+        return snippetText(plan, count: cased.count, open: open, close: close) { scalarString(cased[$0]) }
+    }
+
     /// About `width` scalars of context around `range`, cut at spaces, with the match between
     /// `open` and `close`.
     public func snippet(around range: Range<Int>, width: Int = 60, open: String, close: String) -> String {

@@ -208,20 +208,18 @@ extension Library {
     private func pageHit<Text: MatchableText>(
         _ text: Text, _ page: PageText, folded: [[Unicode.Scalar]], cased: [[Unicode.Scalar]], _ options: SearchOptions
     ) -> SearchHit? {
-        // Every match of the first term (for the count and the snippet); of the others, one.
-        let first =
+        // Every match of the first term (for the count); of the others, one to know the page holds
+        // them, then all of them for the snippet.
+        func matches(_ index: Int, first: Bool) -> [Range<Int>] {
             options.caseSensitive
-            ? text.casedMatches(cased[0], wholeWord: options.wholeWord, first: false)
-            : text.foldedMatches(folded[0], wholeWord: options.wholeWord, first: false)
-        if first.isEmpty { return nil }
-        for index in folded.indices.dropFirst() {
-            let found =
-                options.caseSensitive
-                ? text.casedMatches(cased[index], wholeWord: options.wholeWord, first: true)
-                : text.foldedMatches(folded[index], wholeWord: options.wholeWord, first: true)
-            if found.isEmpty { return nil }
+                ? text.casedMatches(cased[index], wholeWord: options.wholeWord, first: first)
+                : text.foldedMatches(folded[index], wholeWord: options.wholeWord, first: first)
         }
-        let marked = text.snippet(around: first[0], width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
+        let first = matches(0, first: false)
+        if first.isEmpty { return nil }
+        for index in folded.indices.dropFirst() where matches(index, first: true).isEmpty { return nil }
+        let all = [first] + folded.indices.dropFirst().map { matches($0, first: false) }
+        let marked = text.snippet(marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
         return SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count)
     }
 

@@ -304,3 +304,22 @@ import Testing
         try Self.check { try team.alice($0) }
     }
 }
+
+/// Each page hit says whether its terms stand on the page as whole words or only inside words.
+@Suite struct MatchKindTests {
+    @Test func wholeWordsAndPiecesAreToldApart() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("sample.pdf"))
+        func kinds(_ arguments: String...) throws -> [String] {
+            let hits = try #require(try box.ok(["search"] + arguments + ["--json"]).json() as? [[String: Any]])
+            return hits.map { $0["matchKind"] as? String ?? "none" }
+        }
+        #expect(try kinds("quick") == ["word", "word"])
+        #expect(try kinds("uick") == ["piece", "piece"])
+        #expect(try kinds("quick rown") == ["piece", "piece"], "one term inside a word")
+        #expect(try kinds("\"quick brown\"") == ["word", "word"])
+        #expect(try kinds("uick", "--whole-word").isEmpty)
+        #expect(try kinds("--regex", "qu.ck") == ["none", "none"], "a regular expression says nothing")
+        #expect(try kinds("Zebra", "--case-sensitive") == ["word"])
+    }
+}

@@ -93,6 +93,7 @@ import Testing
                     matches: Int(generator.next() % 9), kind: generator.next() % 3 == 0 ? "memo" : nil)
                 hit.pageLabel = Self.optionalText(&generator)
                 hit.annotation = generator.next() % 3 == 0 ? Int64(generator.next() % 5_000) : nil
+                hit.matchKind = [nil, "word", "piece"][Int(generator.next() % 3)]
                 return hit
             }
             let expected = String(decoding: try ViewJSON.data(hits), as: UTF8.self)

@@ -20,6 +20,10 @@ extension Margin {
                 --case-sensitive, --whole-word and --regex are exact: every hit is checked against \
                 the page text. --regex takes one ICU regular expression.
 
+                With --json a page hit says "matchKind": "word" when every term stands on the page \
+                as a whole word somewhere, "piece" when one is only inside words ("art" in "start"). \
+                Snippets go where the most terms are together and mark every match there.
+
                 When hits are few (fewer than 3), a word the library holds on fewer than 3 pages is \
                 taken for a misspelling: stderr says "note: did you mean '...'?" with the queries made of \
                 the library's nearest words (one edit away for words of up to five letters, two for \

@@ -220,7 +220,17 @@ extension Library {
         for index in folded.indices.dropFirst() where matches(index, first: true).isEmpty { return nil }
         let all = [first] + folded.indices.dropFirst().map { matches($0, first: false) }
         let marked = text.snippet(marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
-        return SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count)
+        // Whole words: each term standing alone somewhere on the page.
+        let whole =
+            options.wholeWord
+            || folded.indices.allSatisfy { index in
+                options.caseSensitive
+                    ? !text.casedMatches(cased[index], wholeWord: true, first: true).isEmpty
+                    : !text.foldedMatches(folded[index], wholeWord: true, first: true).isEmpty
+            }
+        var hit = SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count)
+        hit.matchKind = whole ? "word" : "piece"
+        return hit
     }
 
     private func regexHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {

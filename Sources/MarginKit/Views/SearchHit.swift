@@ -17,6 +17,10 @@ public struct SearchHit: Sendable, Encodable, Equatable {
     public var matches: Int
     /// For annotation hits: what matched ("memo", "highlight", "bookmark", "book memo").
     public var kind: String?
+    /// For a page hit of words: `word` when every term stands on the page as a whole word
+    /// somewhere, `piece` when one is only inside words ("art" in "start"). Nil for regular
+    /// expressions and annotations.
+    public var matchKind: String?
     /// For annotation hits: the annotation's id (what `highlight edit`, `memo edit`, `bookmark
     /// edit` take); nil for a book memo.
     public var annotation: Int64?
@@ -26,7 +30,9 @@ public struct SearchHit: Sendable, Encodable, Equatable {
     public static let markOpen = "\u{1}"
     public static let markClose = "\u{2}"
 
-    enum CodingKeys: String, CodingKey { case annotation, book, title, page, pageLabel, snippet, matches, kind }
+    enum CodingKeys: String, CodingKey {
+        case annotation, book, title, page, pageLabel, snippet, matches, kind, matchKind
+    }
 
     init(book: Int64, title: String, page: Int?, marked: String, matches: Int, kind: String? = nil) {
         self.book = book
@@ -41,7 +47,7 @@ public struct SearchHit: Sendable, Encodable, Equatable {
 
 extension SearchHit {
     /// Writes this hit as the synthesized `Encodable` does through Margin's `JSONEncoder` (keys in
-    /// byte order, `kind` only when set); a test holds the two to the same bytes.
+    /// byte order, `kind` and `matchKind` only when set); a test holds the two to the same bytes.
     public func write(to json: inout PrettyJSON) {
         json.beginObject()
         if let annotation {
@@ -53,6 +59,10 @@ extension SearchHit {
         if let kind {
             json.key("kind")
             json.string(kind)
+        }
+        if let matchKind {
+            json.key("matchKind")
+            json.string(matchKind)
         }
         json.key("matches")
         json.integer(matches)

@@ -41,7 +41,7 @@ import Testing
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         for (arguments, usage) in [
-            (["search"], "Usage: margin search <query> "), (["bookmark", "add"], "Usage: margin bookmark add <book> "),
+            (["search"], "Usage: margin search "), (["bookmark", "add"], "Usage: margin bookmark add <book> "),
             (["list", "--limit", "x"], "Usage: margin list "), (["show", "1", "--frobnicate"], "Usage: margin show "),
         ] {
             let result = try box.margin.run(arguments)

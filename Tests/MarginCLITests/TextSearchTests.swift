@@ -323,3 +323,33 @@ import Testing
         #expect(try kinds("Zebra", "--case-sensitive") == ["word"])
     }
 }
+
+/// `=word`: that term only as a whole word; the others as before.
+@Suite struct WholeWordTermTests {
+    @Test func anEqualsSignAsksForTheWholeWord() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("prose.pdf"), Fixtures.pdf("sample.pdf"))
+        func pages(_ arguments: String...) throws -> [String] {
+            let hits = try #require(
+                try box.ok(["search"] + arguments + ["--json", "--limit", "0"]).json() as? [[String: Any]])
+            return hits.map { "\($0["book"] ?? "?") p\($0["page"] ?? "?") \($0["matchKind"] ?? "-")" }
+        }
+        #expect(try pages("art") == ["1 p1 piece"], "inside 'started'")
+        #expect(try pages("=art").isEmpty)
+        #expect(try pages("=started") == ["1 p1 word"])
+        #expect(try pages("=started", "--case-sensitive") == ["1 p1 word"])
+        #expect(try pages("=Started", "--case-sensitive").isEmpty)
+        // Beside other terms, which still match inside words.
+        #expect(try pages("=started ustomer") == ["1 p1 piece"])
+        #expect(try pages("=started =ustomer").isEmpty)
+        // Inside quotes, an equals sign is text; alone, it is a term.
+        #expect(try pages("\"=started\"").isEmpty)
+        _ = try box.ok("search", "=", "--json")
+        // A whole word's count past the limit is at most the pages holding the piece.
+        let cut = try box.ok("search", "=the", "--limit", "1")
+        #expect(cut.stderr.contains("up to") || !cut.stderr.contains("more pages match"), "\(cut.stderr)")
+        // Suggested as a whole word too.
+        let said = try box.ok("search", "=qiuck", "--json", "--suggest").stdout
+        #expect(said.contains("\"=quick\""), "\(said)")
+    }
+}

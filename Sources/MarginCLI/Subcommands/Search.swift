@@ -10,7 +10,8 @@ extension Margin {
             abstract: "Search the text of the library or of one book.",
             discussion: """
                 Words and "quoted phrases" (all must be on the page), case- and accent-insensitive, \
-                matching inside words as pdfgrep does; a phrase broken across lines or hyphenated at \
+                matching inside words as pdfgrep does (=word: only the whole word, "art" not in \
+                "start"); a phrase broken across lines or hyphenated at \
                 a line end is still found. Hits are ranked (bm25) and grouped by book; a query matching \
                 more than 2,000 pages (a common word) lists them in library order. Pages are 1-based.
 
@@ -33,6 +34,7 @@ extension Margin {
                 Examples:
                   margin search "attention is all you need"
                   margin search transformer --book 3 --whole-word
+                  margin search "=art history"
                   margin search "attention" --folder papers --tag to-read
                   margin search --regex 'colou?r' --limit 0 --json
                   margin search bayesain --json --suggest

@@ -1,22 +1,42 @@
 /// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end).
+/// A word written `=word` is the word (`wholeWordTerms` says it must stand alone).
 public func parseQuery(_ query: String) -> [String] {
-    var terms = [String]()
+    parsedQuery(query).map(\.term)
+}
+
+/// The terms of a query written `=word`: each must match as a whole word, not inside one. As
+/// `foldedTerm` folds them, or as written with `caseSensitive`.
+public func wholeWordTerms(_ query: String, caseSensitive: Bool = false) -> Set<[Unicode.Scalar]> {
+    Set(parsedQuery(query).filter(\.whole).map { caseSensitive ? casedTerm($0.term) : foldedTerm($0.term) })
+}
+
+/// `parseQuery`'s terms, each with whether it was written `=word`.
+private func parsedQuery(_ query: String) -> [(term: String, whole: Bool)] {
+    rawTerms(query).map { raw in
+        raw.quoted || !raw.text.hasPrefix("=") || raw.text.count == 1
+            ? (raw.text, false) : (String(raw.text.dropFirst()), true)
+    }
+}
+
+/// The query's words and phrases as written, each with whether it was quoted.
+private func rawTerms(_ query: String) -> [(text: String, quoted: Bool)] {
+    var terms = [(text: String, quoted: Bool)]()
     var current = ""
     var quoted = false
     for character in query {
         if character == "\"" {
-            if !current.trimmingWhitespace().isEmpty { terms.append(current) }
+            if !current.trimmingWhitespace().isEmpty { terms.append((current, quoted)) }
             current = ""
             quoted.toggle()
         } else if !quoted && character.isWhitespace {
-            if !current.isEmpty { terms.append(current) }
+            if !current.isEmpty { terms.append((current, false)) }
             current = ""
         } else {
             current.append(character)
         }
     }
-    if !current.trimmingWhitespace().isEmpty { terms.append(current) }
-    return terms.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+    if !current.trimmingWhitespace().isEmpty { terms.append((current, quoted)) }
+    return terms.map { ($0.text.trimmingWhitespace(), $0.quoted) }.filter { !$0.text.isEmpty }
 }
 
 /// What one query may ask: its cost grows with its distinct words, so a query that repeats a

@@ -169,7 +169,9 @@ extension Library {
             {
                 results.moreCount = max(0, total - limit)
                 results.moreIsAtLeast = total >= cap
-                results.moreIsExact = !options.caseSensitive && !options.wholeWord && !results.moreIsAtLeast
+                results.moreIsExact =
+                    !options.caseSensitive && !options.wholeWord && !results.moreIsAtLeast
+                    && wholeWordTerms(query).isEmpty
             }
             return results
         }
@@ -179,6 +181,11 @@ extension Library {
         let terms = try distinctQueryTerms(query, caseSensitive: options.caseSensitive)
         let folded = terms.map(foldedTerm)
         let cased = terms.map(casedTerm)
+        // Terms written `=word` stand alone on the page (found as any term, then checked).
+        let wholeTerms = wholeWordTerms(query, caseSensitive: options.caseSensitive)
+        let whole = terms.indices.map {
+            options.wholeWord || wholeTerms.contains(options.caseSensitive ? cased[$0] : folded[$0])
+        }
         var hits = [SearchHit]()
         // Terms differing only in case (with --case-sensitive) ask the index once.
         var asked = Set<String>()
@@ -192,9 +199,9 @@ extension Library {
             // Most pages are plain ASCII, read as `SearchableText` reads them without building one.
             let hit: SearchHit?
             if let plain = PlainText(page.text) {
-                hit = pageHit(plain, page, folded: folded, cased: cased, options)
+                hit = pageHit(plain, page, folded: folded, cased: cased, whole: whole, options)
             } else {
-                hit = pageHit(SearchableText(page.text), page, folded: folded, cased: cased, options)
+                hit = pageHit(SearchableText(page.text), page, folded: folded, cased: cased, whole: whole, options)
             }
             guard let hit else { return true }
             hits.append(hit)
@@ -206,14 +213,15 @@ extension Library {
 
     /// The hit on a page holding every term, with a snippet around the first term's first match.
     private func pageHit<Text: MatchableText>(
-        _ text: Text, _ page: PageText, folded: [[Unicode.Scalar]], cased: [[Unicode.Scalar]], _ options: SearchOptions
+        _ text: Text, _ page: PageText, folded: [[Unicode.Scalar]], cased: [[Unicode.Scalar]], whole: [Bool],
+        _ options: SearchOptions
     ) -> SearchHit? {
         // Every match of the first term (for the count); of the others, one to know the page holds
         // them, then all of them for the snippet.
         func matches(_ index: Int, first: Bool) -> [Range<Int>] {
             options.caseSensitive
-                ? text.casedMatches(cased[index], wholeWord: options.wholeWord, first: first)
-                : text.foldedMatches(folded[index], wholeWord: options.wholeWord, first: first)
+                ? text.casedMatches(cased[index], wholeWord: whole[index], first: first)
+                : text.foldedMatches(folded[index], wholeWord: whole[index], first: first)
         }
         let first = matches(0, first: false)
         if first.isEmpty { return nil }
@@ -221,15 +229,15 @@ extension Library {
         let all = [first] + folded.indices.dropFirst().map { matches($0, first: false) }
         let marked = text.snippet(marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
         // Whole words: each term standing alone somewhere on the page.
-        let whole =
-            options.wholeWord
+        let standsAlone =
+            whole.allSatisfy { $0 }
             || folded.indices.allSatisfy { index in
                 options.caseSensitive
                     ? !text.casedMatches(cased[index], wholeWord: true, first: true).isEmpty
                     : !text.foldedMatches(folded[index], wholeWord: true, first: true).isEmpty
             }
         var hit = SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count)
-        hit.matchKind = whole ? "word" : "piece"
+        hit.matchKind = standsAlone ? "word" : "piece"
         return hit
     }
 
@@ -269,12 +277,15 @@ extension Library {
     func searchAnnotations(_ query: String, options: SearchOptions) async throws -> [SearchHit] {
         let terms = try distinctQueryTerms(query).map(foldedTerm)
         let indexTerms = terms.map(scalarString)
+        let wholeTerms = wholeWordTerms(query)
         return try await repository.read { store in
             let books = try self.scope(options, store)
             var hits = [SearchHit]()
             func consider(_ text: String, book: Int64, page: Int?, kind: String, id: Int64?) -> Bool {
                 let searchable = SearchableText(text)
-                let ranges = terms.map { searchable.foldedMatches($0, wholeWord: options.wholeWord) }
+                let ranges = terms.map {
+                    searchable.foldedMatches($0, wholeWord: options.wholeWord || wholeTerms.contains($0))
+                }
                 guard let first = ranges.first?.first, ranges.allSatisfy({ !$0.isEmpty }) else { return true }
                 hits.append(
                     SearchHit(
@@ -415,6 +426,8 @@ func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ s
     }
     /// A word's replacements, nearest and most used first; none when the library holds it.
     func alternatives(_ word: Substring) throws -> [String] {
+        // `=word` stays a whole word.
+        if word.hasPrefix("="), word.count > 1 { return try alternatives(word.dropFirst()).map { "=" + $0 } }
         let folded = foldedTerm(String(word))
         guard folded.count >= 4, folded.allSatisfy({ $0.properties.isAlphabetic }),
             try pages([scalarString(folded)]) < fewHits

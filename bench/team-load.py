@@ -198,6 +198,15 @@ all_failures += failures
 print(f"| PostgreSQL, two servers | 32 | {rate:.1f} | {pct(results['search'], 50):.0f} ms | "
       f"{pct(results['search'], 99):.0f} ms | {pct(results['annotate'], 50):.0f} ms | "
       f"{pct(results['annotate'], 99):.0f} ms | {len(failures)} |")
+# The same server through its Unix-domain socket (a team server beside its database): no TCP, no TLS.
+socket = os.environ.get("MARGIN_TEST_POSTGRES_SOCKET")
+if socket:
+    socket_url = re.sub(r"@/[^?]*\?", f"@/{name}?", socket)
+    rate, results, failures = load("PostgreSQL", dict(BACKENDS["PostgreSQL"], MARGIN_LIBRARY=socket_url), 32)
+    all_failures += failures
+    print(f"| PostgreSQL, Unix socket | 32 | {rate:.1f} | {pct(results['search'], 50):.0f} ms | "
+          f"{pct(results['search'], 99):.0f} ms | {pct(results['annotate'], 50):.0f} ms | "
+          f"{pct(results['annotate'], 99):.0f} ms | {len(failures)} |")
 for failure in all_failures[:10]:
     print(f"\n- failed: {failure}")
 # Every annotation that was acknowledged is there.

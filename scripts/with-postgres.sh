@@ -40,6 +40,8 @@ fi
     -o "-p $port -k $folder -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 $tls" start >/dev/null \
     || { cat "$folder/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
 export MARGIN_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres"
+# The same server through its Unix-domain socket (in the cluster's folder), as libpq names it.
+export MARGIN_TEST_POSTGRES_SOCKET="postgres://postgres@/postgres?host=$folder&port=$port"
 # `$MARGIN_TEST_POSTGRES_CTL restart|stop|start`: what a test does to the server under its clients
 # (a restart, an outage), with the options it was started with.
 cat > "$folder/ctl" <<EOF

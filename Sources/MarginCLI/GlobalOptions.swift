@@ -9,7 +9,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Keep the library in DIR (wins over $MARGIN_HOME), or use the team library at postgres://USER@HOST[:PORT]/DB (also $MARGIN_LIBRARY; password from the URL or $PGPASSWORD).",
+            "Keep the library in DIR (wins over $MARGIN_HOME), or use the team library at postgres://USER@HOST[:PORT]/DB, or postgres://USER@/DB?host=/SOCKET/FOLDER on this machine (also $MARGIN_LIBRARY; password from the URL or $PGPASSWORD).",
             valueName: "DIR|URL"))
     var library: String?
 

@@ -67,11 +67,21 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     /// server offers it), `require` (TLS, the certificate unchecked), `verify-full` (TLS with a
     /// certificate the system, or `sslrootcert=FILE`, trusts for that host name).
     public init(url: String, password fallback: String? = nil, connections: Int = 8) throws {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
-            let host = components.host, !host.isEmpty
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme)
         else {
             throw StoreError.cannotOpen(path: "that postgres URL", reason: "not a postgres://USER@HOST[:PORT]/DB URL")
         }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        // A server on this machine through its Unix-domain socket, as libpq names it: the socket's
+        // folder as `?host=/run/postgresql` (or as the URL's host, percent-encoded). Local: no TLS.
+        let host = components.host.flatMap { $0.removingPercentEncoding } ?? ""
+        let socketFolder = [query["host"] ?? "", host].first { $0.hasPrefix("/") }
+        guard socketFolder != nil || !host.isEmpty else {
+            throw StoreError.cannotOpen(
+                path: "that postgres URL", reason: "not a postgres://USER@HOST[:PORT]/DB URL (or ?host=/SOCKET/FOLDER)")
+        }
+        let port = components.port ?? query["port"].flatMap { Int($0) } ?? 5432
         let database = String(components.path.drop { $0 == "/" })
         let user = components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
         var shown = components
@@ -81,9 +91,9 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         var logger = Logger(label: "margin.postgres")
         logger.logLevel = .critical
         self.logger = logger
-        let query = Dictionary(
-            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
-        let tls = try Self.tls(mode: query["sslmode"] ?? "prefer", rootCertificate: query["sslrootcert"], path: path)
+        let tls =
+            socketFolder != nil
+            ? nil : try Self.tls(mode: query["sslmode"] ?? "prefer", rootCertificate: query["sslrootcert"], path: path)
         let connectionTLS: PostgresConnection.Configuration.TLS
         let clientTLS: PostgresClient.Configuration.TLS
         do {
@@ -100,9 +110,13 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         }
         let password = components.password ?? fallback
         let name = database.isEmpty ? user : database
-        var first = PostgresConnection.Configuration(
-            host: host, port: components.port ?? 5432, username: user, password: password, database: name,
-            tls: connectionTLS)
+        let socket = socketFolder.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + ".s.PGSQL.\(port)" }
+        var first =
+            socket.map {
+                PostgresConnection.Configuration(unixSocketPath: $0, username: user, password: password, database: name)
+            }
+            ?? PostgresConnection.Configuration(
+                host: host, port: port, username: user, password: password, database: name, tls: connectionTLS)
         first.options.additionalStartupParameters = [("search_path", "margin, public")]
         configuration = first
         do {
@@ -113,9 +127,12 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         } catch {
             throw StoreError.cannotOpen(path: path, reason: Self.message(error))
         }
-        var pooled = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: user, password: password, database: name,
-            tls: clientTLS)
+        var pooled =
+            socket.map {
+                PostgresClient.Configuration(unixSocketPath: $0, username: user, password: password, database: name)
+            }
+            ?? PostgresClient.Configuration(
+                host: host, port: port, username: user, password: password, database: name, tls: clientTLS)
         pooled.options.additionalStartupParameters = [("search_path", "margin, public")]
         pooled.options.maximumConnections = max(1, connections)
         pooled.options.keepAliveBehavior = nil

@@ -303,3 +303,36 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: rendered), "the PDF came from the database")
     }
 }
+
+/// A team library on this machine's server through its Unix-domain socket (libpq's
+/// `?host=/FOLDER`): the same library as over TCP, without TLS.
+@Suite struct TeamSocketTests {
+    @Test(
+        Prerequisite.needs(
+            TestCluster.socketURL != nil, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func theSocketReachesTheSameLibrary() throws {
+        let url = try TestCluster.freshDatabase()
+        let socket = try #require(TestCluster.overSocket(url))
+        let tcp = Sandbox()
+        let local = Sandbox()
+        _ = try tcp.margin.run(["add", "-q", Fixtures.pdf("sample.pdf")], environment: ["MARGIN_LIBRARY": url])
+        let listed = try local.margin.run(["list", "--json"], environment: ["MARGIN_LIBRARY": socket])
+        #expect(listed.status == 0, "\(listed)")
+        let books = try #require(try listed.json() as? [[String: Any]])
+        #expect(books.map { $0["title"] as? String } == ["A Sample Paper"])
+        let hits = try local.margin.run(["search", "inverted", "--json"], environment: ["MARGIN_LIBRARY": socket])
+        #expect((try hits.json() as? [Any])?.count == 1, "\(hits)")
+        // Written through the socket, read over TCP.
+        _ = try local.margin.run(["memo", "add", "1", "through the socket"], environment: ["MARGIN_LIBRARY": socket])
+        let memos = try tcp.margin.run(["memo", "list", "--json"], environment: ["MARGIN_LIBRARY": url])
+        #expect(memos.stdout.contains("through the socket"), "\(memos)")
+        let status = try local.margin.run(["db", "status"], environment: ["MARGIN_LIBRARY": socket])
+        #expect(status.stdout.contains("(not encrypted)"), "\(status.stdout)")
+        // A folder with no server's socket: one error line, nothing made.
+        let nowhere = try #require(TestCluster.overSocket(url)).replacingOccurrences(
+            of: "host=/", with: "host=/nonexistent/")
+        let refused = try local.margin.run(["list"], environment: ["MARGIN_LIBRARY": nowhere])
+        #expect(refused.status != 0 && refused.stderr.hasPrefix("error: "), "\(refused)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+    }
+}

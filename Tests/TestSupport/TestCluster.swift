@@ -7,6 +7,16 @@ public enum TestCluster {
     public static var available: Bool { url != nil && psql != nil }
     static let psql = ["/usr/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
+    /// The same cluster through its Unix-domain socket (MARGIN_TEST_POSTGRES_SOCKET).
+    public static let socketURL = ProcessInfo.processInfo.environment["MARGIN_TEST_POSTGRES_SOCKET"]
+
+    /// `url`'s database through the socket.
+    public static func overSocket(_ url: String) -> String? {
+        guard let socketURL, var components = URLComponents(string: socketURL) else { return nil }
+        components.path = URLComponents(string: url)?.path ?? components.path
+        return components.string
+    }
+
     /// A new, empty database in the cluster, for one test: its URL.
     public static func freshDatabase() throws -> String {
         guard let url, let psql else { throw ClusterError.absent }

@@ -197,6 +197,10 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                     return
                         "the server's TLS certificate is not trusted (sslrootcert=FILE names the one to trust; sslmode=require encrypts without checking it)"
                 }
+                // A socket folder without a server's socket in it.
+                if cause.contains("No such file or directory") || cause.contains("errno: 2)") {
+                    return "no PostgreSQL server's socket there (no such file: is the server running, on that port?)"
+                }
                 let refused = cause.contains("refused") || cause.contains("ECONNREFUSED")
                 return refused
                     ? "no PostgreSQL server answers there (connection refused)"

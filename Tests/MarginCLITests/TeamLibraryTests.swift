@@ -333,6 +333,7 @@ import Testing
             of: "host=/", with: "host=/nonexistent/")
         let refused = try local.margin.run(["list"], environment: ["MARGIN_LIBRARY": nowhere])
         #expect(refused.status != 0 && refused.stderr.hasPrefix("error: "), "\(refused)")
+        #expect(refused.stderr.contains("no PostgreSQL server's socket there"), "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
     }
 }

@@ -55,16 +55,16 @@ extension ReaderServer {
         }
         api.post("books/{id}/bookmarks") { request, context in
             let body = try await decodeBody(NewBookmark.self, request, context)
-            // A book named by id is read in the transaction that saves the bookmark.
-            if let id = Int64(context.parameters.get("id") ?? ""),
-                let bookmark = try await library.addBookmarkShown(
-                    toBook: id, page: body.page, label: body.label, shared: body.shared ?? false)
-            {
-                return try jsonResponse(bookmark, status: .created)
-            }
-            let bookmark = try await library.addBookmarkShown(
-                try await book(context), page: body.page, label: body.label, shared: body.shared ?? false)
-            return try jsonResponse(bookmark, status: .created)
+            return try await created(
+                context,
+                byId: { [library] in
+                    try await library.addBookmarkShown(
+                        toBook: $0, page: body.page, label: body.label, shared: body.shared ?? false)
+                },
+                byBook: { [library] in
+                    try await library.addBookmarkShown(
+                        $0, page: body.page, label: body.label, shared: body.shared ?? false)
+                })
         }
         api.patch("bookmarks/{id}") { request, context in
             let body = try await decodeBody(BookmarkChange.self, request, context)
@@ -82,16 +82,15 @@ extension ReaderServer {
         }
         api.post("books/{id}/memos") { request, context in
             let body = try await decodeBody(NewMemo.self, request, context)
-            // A book named by id is read in the transaction that saves the memo.
-            if let id = Int64(context.parameters.get("id") ?? ""),
-                let memo = try await library.addMemoShown(
-                    toBook: id, page: body.page, text: body.text, shared: body.shared ?? false)
-            {
-                return try jsonResponse(memo, status: .created)
-            }
-            let memo = try await library.addMemoShown(
-                try await book(context), page: body.page, text: body.text, shared: body.shared ?? false)
-            return try jsonResponse(memo, status: .created)
+            return try await created(
+                context,
+                byId: { [library] in
+                    try await library.addMemoShown(
+                        toBook: $0, page: body.page, text: body.text, shared: body.shared ?? false)
+                },
+                byBook: { [library] in
+                    try await library.addMemoShown($0, page: body.page, text: body.text, shared: body.shared ?? false)
+                })
         }
         api.patch("memos/{id}") { request, context in
             let body = try await decodeBody(MemoChange.self, request, context)
@@ -239,6 +238,17 @@ extension ReaderServer {
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+    }
+
+    /// 201 with what was added to the book the path names: by its id, in the transaction that
+    /// saves it (`byId` answers nil for no such id), else by `book(context)`'s other ways.
+    func created<View: Encodable>(
+        _ context: ReaderContext, byId: (Int64) async throws -> View?, byBook: (Book) async throws -> View
+    ) async throws -> Response {
+        if let id = Int64(context.parameters.get("id") ?? ""), let view = try await byId(id) {
+            return try jsonResponse(view, status: .created)
+        }
+        return try jsonResponse(try await byBook(try await book(context)), status: .created)
     }
 
     func book(_ context: ReaderContext) async throws -> Book {

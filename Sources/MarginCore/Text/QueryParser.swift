@@ -18,8 +18,8 @@ private func parsedQuery(_ query: String) -> [(term: String, whole: Bool)] {
     }
 }
 
-/// The query's words and phrases as written, each with whether it was quoted.
-private func rawTerms(_ query: String) -> [(text: String, quoted: Bool)] {
+/// The query's words and phrases as written (`=word` kept), each with whether it was quoted.
+public func rawTerms(_ query: String) -> [(text: String, quoted: Bool)] {
     var terms = [(text: String, quoted: Bool)]()
     var current = ""
     var quoted = false

@@ -53,6 +53,20 @@ extension Library {
             try await pageTexts(of: book).map { ($0.number, $0.text) }, uniquingKeysWith: { first, _ in first })
         var document: (any PDFDocument)?
         var recognized: [Int: OCRPage]?
+        /// Where each page starts in the book's text: its earlier pages' scalars, a line end after
+        /// each (as a tool that reads the whole document counts); worked out once, when asked.
+        var starts: [Int: Int]?
+        func pageStarts() -> [Int: Int] {
+            if let starts { return starts }
+            var offset = 0
+            var made = [Int: Int]()
+            for number in 1...max(1, book.pages) {
+                made[number] = offset
+                offset += (texts[number]?.unicodeScalars.count ?? 0) + 1
+            }
+            starts = made
+            return made
+        }
         /// A page of the book, readable (its OCR words when it was read from its image).
         func load(_ number: Int) async throws -> any PDFPage {
             if document == nil {
@@ -93,7 +107,7 @@ extension Library {
                     for number in candidates {
                         let locator = PageLocator(
                             number: number, text: texts[number] ?? "", page: try await load(number))
-                        let start = item.positionInPage ? 0 : bookOffset(of: number, texts)
+                        let start = item.position == nil || item.positionInPage ? 0 : pageStarts()[number] ?? 0
                         for occurrence in locator.occurrences(of: folded, keepHyphens: text.contains("-")) {
                             let score = contextScore(occurrence, prefix: item.prefix, suffix: item.suffix)
                             let distance =
@@ -211,12 +225,6 @@ extension Library {
         report.highlights = report.highlights + merge.highlights
         report.memos = report.memos + merge.memos
     }
-}
-
-/// Where page `number` starts in the book's text: its earlier pages' scalars, a line end
-/// after each (as a tool that reads the whole document counts).
-private func bookOffset(of number: Int, _ texts: [Int: String]) -> Int {
-    (1..<max(1, number)).reduce(0) { $0 + (texts[$1]?.unicodeScalars.count ?? 0) + 1 }
 }
 
 /// Whether two highlights' rects are the same to within `tolerance` points (or both absent).

@@ -211,32 +211,29 @@ extension Library {
         return hits
     }
 
-    /// The hit on a page holding every term, with a snippet around the first term's first match.
+    /// The hit on a page holding every term, with a snippet where the terms are together.
     private func pageHit<Text: MatchableText>(
         _ text: Text, _ page: PageText, folded: [[Unicode.Scalar]], cased: [[Unicode.Scalar]], whole: [Bool],
         _ options: SearchOptions
     ) -> SearchHit? {
-        // Every match of the first term (for the count); of the others, one to know the page holds
-        // them, then all of them for the snippet.
-        func matches(_ index: Int, first: Bool) -> [Range<Int>] {
+        // Every match of each term: the first's count them, and all are marked in the snippet.
+        func matches(_ index: Int, wholeWord: Bool, first: Bool = false) -> [Range<Int>] {
             options.caseSensitive
-                ? text.casedMatches(cased[index], wholeWord: whole[index], first: first)
-                : text.foldedMatches(folded[index], wholeWord: whole[index], first: first)
+                ? text.casedMatches(cased[index], wholeWord: wholeWord, first: first)
+                : text.foldedMatches(folded[index], wholeWord: wholeWord, first: first)
         }
-        let first = matches(0, first: false)
-        if first.isEmpty { return nil }
-        for index in folded.indices.dropFirst() where matches(index, first: true).isEmpty { return nil }
-        let all = [first] + folded.indices.dropFirst().map { matches($0, first: false) }
+        var all = [[Range<Int>]]()
+        for index in folded.indices {
+            let found = matches(index, wholeWord: whole[index])
+            if found.isEmpty { return nil }
+            all.append(found)
+        }
         let marked = text.snippet(marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
         // Whole words: each term standing alone somewhere on the page.
-        let standsAlone =
-            whole.allSatisfy { $0 }
-            || folded.indices.allSatisfy { index in
-                options.caseSensitive
-                    ? !text.casedMatches(cased[index], wholeWord: true, first: true).isEmpty
-                    : !text.foldedMatches(folded[index], wholeWord: true, first: true).isEmpty
-            }
-        var hit = SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: first.count)
+        let standsAlone = folded.indices.allSatisfy {
+            whole[$0] || !matches($0, wholeWord: true, first: true).isEmpty
+        }
+        var hit = SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: all[0].count)
         hit.matchKind = standsAlone ? "word" : "piece"
         return hit
     }
@@ -410,7 +407,6 @@ func boundedMatches(_ expression: NSRegularExpression, in text: String, deadline
     return late ? nil : matches
 }
 
-/// Gives each hit its page's printed number, from the guides of the books hit.
 /// Queries like `query` that find more: each of its words (outside quotes, of four letters or
 /// more) that the library holds on fewer pages than `fewHits` is replaced by the words of the
 /// library's vocabulary fewest edits away (one for words of up to five letters, two for longer
@@ -448,21 +444,19 @@ func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ s
         return near.enumerated().filter { $0.offset == 0 || $0.element.pages >= max(fewHits, best / 10) }
             .prefix(3).map(\.element.word)
     }
-    // The query as typed, split where parseQuery splits it: its words replaced by theirs, and a
-    // phrase's words by their best.
+    // The query's terms as the parser reads them: a word replaced by its alternatives, a phrase's
+    // words by their best.
     var parts = [(text: String, alternatives: [String])]()
-    var quoted = false
-    for piece in query.split(separator: "\"", omittingEmptySubsequences: false) {
-        defer { quoted.toggle() }
-        let words = piece.split(whereSeparator: \.isWhitespace)
-        if quoted {
-            let best = try words.map { try alternatives($0).first ?? String($0) }
-            let phrase = "\"" + words.joined(separator: " ") + "\""
-            let corrected = "\"" + best.joined(separator: " ") + "\""
-            parts.append((phrase, corrected == phrase ? [] : [corrected]))
+    for term in rawTerms(query) {
+        guard term.quoted else {
+            parts.append((term.text, try alternatives(Substring(term.text))))
             continue
         }
-        for word in words { parts.append((String(word), try alternatives(word))) }
+        let words = term.text.split(whereSeparator: \.isWhitespace)
+        let best = try words.map { try alternatives($0).first ?? String($0) }
+        let phrase = "\"" + words.joined(separator: " ") + "\""
+        let corrected = "\"" + best.joined(separator: " ") + "\""
+        parts.append((phrase, corrected == phrase ? [] : [corrected]))
     }
     guard parts.contains(where: { !$0.alternatives.isEmpty }) else { return [] }
     var suggestions = [String]()
@@ -478,6 +472,7 @@ func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ s
     return suggestions
 }
 
+/// Gives each hit its page's printed number, from the guides of the books hit.
 private func labelPages(_ hits: inout [SearchHit], _ store: any StoreReader) throws {
     let ids = Array(Set(hits.map(\.book)))
     guard !ids.isEmpty else { return }

@@ -255,6 +255,9 @@ import Testing
         #expect(try books(run, ["--tag", "to-read"]) == [1])
         #expect(try books(run, ["--folder", "papers", "--tag", "to-read"]) == [1])
         #expect(try books(run, ["--folder", "nowhere"]).isEmpty)
+        #expect(
+            try run(["search", "the", "--folder", "nowhere", "--tag", "to-read"]).stderr.contains(
+                "note: no book is in folder 'nowhere' and tagged 'to-read'"))
         #expect(try books(run, ["--book", "3", "--folder", "papers"]).isEmpty)
         // The count past the limit is the scope's.
         let all = try #require(

@@ -125,6 +125,14 @@ extension Margin {
                 global.note("note: showing the first \(limit) hits; \(how) (--limit N for more, --limit 0 for all)")
             }
             if results.hits.isEmpty { global.note("no matches") }
+            // Nothing found because no book is in that folder or has that tag: said.
+            if results.hits.isEmpty, folder != nil || tag != nil,
+                try await library.list(BookFilter(folder: folder, tag: tag)).isEmpty
+            {
+                let scope = [folder.map { "in folder '\($0)'" }, tag.map { "tagged '\($0)'" }].compactMap { $0 }
+                global.note(
+                    "note: no book is \(scope.joined(separator: " and ")) ('margin list' shows folders and tags)")
+            }
             if !results.suggestions.isEmpty, !(suggest && global.json) {
                 global.note(
                     "note: did you mean " + results.suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?")

@@ -417,12 +417,15 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     // MARK: TextIndex
 
-    func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
+    func candidatePages(
+        containing terms: [String], words: WordTier, books: [Int64]?, visit: (PageText) throws -> Bool
+    ) throws {
         if let found = try wordTerms(terms) {
-            return try candidatePages(found, terms: terms, books: books, visit: visit)
+            return try candidatePages(found, terms: terms, books: books, words: words, visit: visit)
         }
         var sql = SQLBuilder(table: "page")
-        let filter = sql.contains(terms, books: books)
+        let filter = sql.contains(terms, books: books, words: words)
+        let key = countKey(terms, words)
         let ranked = terms.filter(Self.isRanked)
         if ranked.contains(where: { TermWords($0.unicodeScalars).words.count > 1 }) {
             // A phrase is on few pages: ranked at once, counted by the same pass (the trigram
@@ -435,10 +438,10 @@ struct PostgresStore: StoreWriter, TextIndex {
             ).rows.map { try $0.decode((Int64, Int64).self) }
             let matches = Int(rows.first?.1 ?? 0)
             counted.record(
-                terms: terms, books: books, count: min(matches, SearchRanking.rankedPages + 1),
+                terms: key, books: books, count: min(matches, SearchRanking.rankedPages + 1),
                 cap: SearchRanking.rankedPages + 1)
             if matches <= SearchRanking.rankedPages { return try visitPages(rows.map(\.0), visit: visit) }
-            return try pagesInOrder(terms, books: books, visit: visit)
+            return try pagesInOrder(terms, books: books, words: words, visit: visit)
         }
         if !ranked.isEmpty {
             let matches =
@@ -446,7 +449,7 @@ struct PostgresStore: StoreWriter, TextIndex {
                     "SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(SearchRanking.rankedPages + 1)) AS found",
                     sql.binds
                 ).rows.first?.decode(Int64.self) ?? 0
-            counted.record(terms: terms, books: books, count: Int(matches), cap: SearchRanking.rankedPages + 1)
+            counted.record(terms: key, books: books, count: Int(matches), cap: SearchRanking.rankedPages + 1)
             if matches > 1, matches <= SearchRanking.rankedPages {
                 // The order first (ids only), then the pages' text a batch at a time, as visited.
                 let (columns, score) = try relevance(ranked, &sql)
@@ -457,7 +460,17 @@ struct PostgresStore: StoreWriter, TextIndex {
                 return try visitPages(ids, visit: visit)
             }
         }
-        try pagesInOrder(terms, books: books, visit: visit)
+        try pagesInOrder(terms, books: books, words: words, visit: visit)
+    }
+
+    /// What a count of candidate pages is recorded under: the terms, and the words the pages
+    /// must hold when there are any.
+    func countKey(_ terms: [String], _ words: WordTier) -> [String] {
+        switch words {
+        case .any: return terms
+        case .holding(let held): return terms + ["\u{1}"] + held
+        case .lacking(let lacked): return terms + ["\u{2}"] + lacked
+        }
     }
 
     /// The pages with these ids, in this order, read a batch at a time until `visit` says stop:
@@ -477,12 +490,14 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     /// The pages holding the terms (every page for none), in library order, a batch at a time
     /// (a search that stops at its limit reads no further).
-    func pagesInOrder(_ terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
+    func pagesInOrder(
+        _ terms: [String], books: [Int64]?, words: WordTier = .any, visit: (PageText) throws -> Bool
+    ) throws {
         var after: (book: Int64, page: Int)?
         var size = 64
         while true {
             var sql = SQLBuilder(table: "page")
-            var filter = sql.contains(terms, books: books)
+            var filter = sql.contains(terms, books: books, words: words)
             if let after {
                 let position =
                     "(\"bookId\", number) > (\(sql.bind(.integer(after.book))), \(sql.bind(.integer(Int64(after.page)))))"
@@ -686,11 +701,27 @@ struct SQLBuilder {
         "\(column) LIKE \(bind(.text("%" + likeEscaped(term) + "%")))"
     }
 
-    /// Pages (or annotations) whose folded text holds every term, of one book or all.
-    mutating func contains(_ terms: [String], books: [Int64]?) -> String {
+    /// Pages (or annotations) whose folded text holds every term, of one book or all, of the tier
+    /// `words` names.
+    mutating func contains(_ terms: [String], books: [Int64]?, words: WordTier = .any) -> String {
         var parts = terms.map { holds($0, column: "norm") }
         if let books { parts.append("\"bookId\" = ANY(\(bind(array: books)))") }
+        if let tier = tier(words, id: "id") { parts.append(tier) }
         return parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")
+    }
+
+    /// The condition on a page's id (`id`: its column) for a tier of candidates, by the words it
+    /// holds (`page_word`, as SQLite's index holds them); nil for every candidate.
+    mutating func tier(_ words: WordTier, id: String) -> String? {
+        func holding(_ words: [String]) -> String {
+            words.map { "\(id) IN (SELECT page FROM page_word WHERE word = \(bind(.text($0))))" }
+                .joined(separator: " AND ")
+        }
+        switch words {
+        case .any, .holding([]), .lacking([]): return nil
+        case .holding(let held): return holding(held)
+        case .lacking(let lacked): return "NOT (\(holding(lacked)))"
+        }
     }
 }
 

@@ -66,21 +66,21 @@ extension PostgresStore {
     /// past that, or with none of those, in library order, as the text search gives them (the
     /// first pages come sooner that way than from the words).
     func candidatePages(
-        _ found: [WordTerm], terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool
+        _ found: [WordTerm], terms: [String], books: [Int64]?, words: WordTier, visit: (PageText) throws -> Bool
     ) throws {
         // Counted first: ranking looks up every page found (its length, its place), which for
         // a word on most pages costs more than listing the first few in library order.
         let cap = SearchRanking.rankedPages + 1
-        let matches = try countPages(found, terms: terms, books: books, cap: cap)
-        counted.record(terms: terms, books: books, count: matches, cap: cap)
+        let matches = try countPages(found, terms: terms, books: books, words: words, cap: cap)
+        counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
         guard matches > 0 else { return }
         let ranked = terms.indices.filter { Self.isRanked(terms[$0]) }
         guard matches <= SearchRanking.rankedPages, matches > 1, !ranked.isEmpty else {
-            return try pagesInOrder(terms, books: books, visit: visit)
+            return try pagesInOrder(terms, books: books, words: words, visit: visit)
         }
         var sql = SQLBuilder(table: "page_word")
         let (pages, average) = try libraryStatistics()
-        let (from, frequencies) = matching(found, terms: terms, books: books, &sql)
+        let (from, frequencies) = matching(found, terms: terms, books: books, words: words, &sql)
         var parts = [String]()
         for index in ranked {
             var weight = 1.0
@@ -98,10 +98,12 @@ extension PostgresStore {
     }
 
     /// How many pages hold every term, counting up to `cap`.
-    func countPages(_ found: [WordTerm], terms: [String], books: [Int64]?, cap: Int) throws -> Int {
+    func countPages(
+        _ found: [WordTerm], terms: [String], books: [Int64]?, words: WordTier = .any, cap: Int
+    ) throws -> Int {
         guard !found.contains(where: { $0.lookedUp && $0.words.isEmpty }) else { return 0 }
         var sql = SQLBuilder(table: "page_word")
-        let (from, _) = matching(found, terms: terms, books: books, &sql, needsPages: false)
+        let (from, _) = matching(found, terms: terms, books: books, words: words, &sql, needsPages: false)
         return Int(
             try run("SELECT count(*) FROM (SELECT 1 \(from) LIMIT \(max(0, cap))) AS found", sql.binds).rows.first?
                 .decode(Int64.self) ?? 0)
@@ -122,7 +124,8 @@ extension PostgresStore {
     /// term (the sum of their counts there times the term's count in them); from the text for
     /// the others, which the text is checked for (only the pages holding the word terms are read).
     private func matching(
-        _ found: [WordTerm], terms: [String], books: [Int64]?, _ sql: inout SQLBuilder, needsPages: Bool = true
+        _ found: [WordTerm], terms: [String], books: [Int64]?, words tier: WordTier = .any, _ sql: inout SQLBuilder,
+        needsPages: Bool = true
     ) -> (from: String, frequencies: [String]) {
         var words = [String]()
         var counts = [Int64]()
@@ -145,6 +148,7 @@ extension PostgresStore {
             }
         }
         if let books { conditions.append("p.\"bookId\" = ANY(\(sql.bind(array: books)))") }
+        if let condition = sql.tier(tier, id: "p.id") { conditions.append(condition) }
         let having = lookups > 1 ? " HAVING count(DISTINCT e.lookup) = \(lookups)" : ""
         let found =
             "(SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "

@@ -3,36 +3,39 @@ import GRDB
 import MarginCore
 
 extension SQLiteStore {
-    func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
+    func candidatePages(
+        containing terms: [String], words: WordTier, books: [Int64]?, visit: (PageText) throws -> Bool
+    ) throws {
         guard let termParts = try PageWords.termParts(for: terms, db) else { return }
         let parts = termParts.map(\.part)
+        let key = countKey(terms, books, words)
         guard !parts.isEmpty else {
             // No term the index can answer (only short pieces of words, or punctuation): every
-            // page is a candidate.
-            return try scanPages(books: books, visit: visit)
+            // page is a candidate (every page holding the words).
+            return try scanPages(books: books, holding: words, visit: visit)
         }
         let rare = parts.count > 1 ? try parts.filter(isRare) : parts
         if !rare.isEmpty, rare.count < parts.count {
             let common = termParts.filter { !rare.contains($0.part) }.map { Array($0.term.unicodeScalars) }
             return try visitRarePartPages(
-                rare, common: common, key: countKey(terms, books), books: books, visit: visit)
+                rare, common: common, key: key, books: books, words: words, visit: visit)
         }
-        if parts.count == 1, books == nil, let core = PageWords.phraseCore(parts[0]),
-            try visitPhrasePagesByCore(core, term: termParts[0].term, key: countKey(terms, books), visit: visit)
+        if parts.count == 1, books == nil, words == .any, let core = PageWords.phraseCore(parts[0]),
+            try visitPhrasePagesByCore(core, term: termParts[0].term, key: key, visit: visit)
         {
             return
         }
         let match = parts.joined(separator: " AND ")
-        let (filter, arguments) = try pageMatch(match, books: books)
+        let (filter, arguments) = try pageMatch(match, books: books, words: words)
         // Up to `rankedPages` matches are ranked (bm25); past that, library order, read as needed.
         let probe: [Int64]
-        if parts.count == 1, books == nil, PhraseRanking.isPhrase(parts[0]),
+        if parts.count == 1, books == nil, words == .any, PhraseRanking.isPhrase(parts[0]),
             let rows = try? Row.fetchAll(
                 db, sql: PhraseRanking.sql(filter, limit: SearchRanking.rankedPages + 1), arguments: arguments)
         {
             // A phrase, ranked from the pass that finds its pages (see `PhraseRanking`).
             if rows.count <= SearchRanking.rankedPages, let ranked = PhraseRanking.order(rows) {
-                candidateCounts.counts[countKey(terms, books)] = rows.count
+                candidateCounts.counts[key] = rows.count
                 _ = try visitPages(ranked, books: books, visit: visit)
                 return
             }
@@ -43,12 +46,12 @@ extension SQLiteStore {
                 arguments: arguments)
         }
         if probe.count <= SearchRanking.rankedPages {
-            candidateCounts.counts[countKey(terms, books)] = probe.count
-            _ = try visitPages(rankedPages(parts, books: books), books: books, visit: visit)
+            candidateCounts.counts[key] = probe.count
+            _ = try visitPages(rankedPages(parts, books: books, words: words), books: books, visit: visit)
             return
         }
         // More than that many match: a count that stops sooner needs no second pass.
-        candidateCounts.atLeast[countKey(terms, books)] = probe.count
+        candidateCounts.atLeast[key] = probe.count
         guard try visitPages(probe, books: books, visit: visit), let last = probe.last else { return }
         let more = try Int64.fetchCursor(
             db, sql: "SELECT rowid FROM page_words WHERE \(filter) AND rowid > ?", arguments: arguments + [last])
@@ -64,8 +67,8 @@ extension SQLiteStore {
     }
 
     /// The pages matching every part (all of them rare: see `isRare`), best first (bm25).
-    private func rankedPages(_ parts: [String], books: [Int64]?) throws -> [Int64] {
-        let (filter, arguments) = try pageMatch(parts.joined(separator: " AND "), books: books)
+    private func rankedPages(_ parts: [String], books: [Int64]?, words: WordTier) throws -> [Int64] {
+        let (filter, arguments) = try pageMatch(parts.joined(separator: " AND "), books: books, words: words)
         // One phrase (not a choice between several): bm25's order without its pass over
         // every page holding the phrase for the phrase's weight, the same for every page
         // (`margin_phrase_rank`, CFTS5). With a prefix ("dark matter halo…") that pass
@@ -100,9 +103,10 @@ extension SQLiteStore {
     /// every page with (`foldedText(_:containsAll:)`): the pages visited are the same. Those left
     /// when `visit` stops are counted on demand (`countCandidatePages`).
     private func visitRarePartPages(
-        _ rare: [String], common: [[Unicode.Scalar]], key: String, books: [Int64]?, visit: (PageText) throws -> Bool
+        _ rare: [String], common: [[Unicode.Scalar]], key: String, books: [Int64]?, words: WordTier,
+        visit: (PageText) throws -> Bool
     ) throws {
-        let (filter, arguments) = try pageMatch(rare.joined(separator: " AND "), books: books)
+        let (filter, arguments) = try pageMatch(rare.joined(separator: " AND "), books: books, words: words)
         let ids = try Int64.fetchAll(
             db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY rank", arguments: arguments)
         var counted = 0
@@ -236,12 +240,31 @@ extension SQLiteStore {
             arguments: ["\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""]) ?? 0
     }
 
-    private func countKey(_ terms: [String], _ books: [Int64]?) -> String {
-        terms.joined(separator: "\u{0}") + "\u{1}" + (books.map { $0.map(String.init).joined(separator: ",") } ?? "*")
+    private func countKey(_ terms: [String], _ books: [Int64]?, _ words: WordTier = .any) -> String {
+        let key =
+            terms.joined(separator: "\u{0}") + "\u{1}"
+            + (books.map { $0.map(String.init).joined(separator: ",") } ?? "*")
+        switch words {
+        case .any: return key
+        case .holding(let held): return key + "\u{2}" + held.joined(separator: "\u{0}")
+        case .lacking(let lacked): return key + "\u{3}" + lacked.joined(separator: "\u{0}")
+        }
     }
 
     /// The WHERE clause for pages matching `match` (of one book, if given: its pages' rowid range,
-    /// which FTS5 seeks, and their ids).
+    /// which FTS5 seeks, and their ids), of the tier of candidates `words` names (the rank is
+    /// still `match`'s).
+    private func pageMatch(_ match: String, books: [Int64]?, words: WordTier) throws -> (
+        String, StatementArguments
+    ) {
+        var (filter, arguments) = try pageMatch(match, books: books)
+        if let (condition, holding) = wordsCondition(words, id: "rowid") {
+            filter += " AND " + condition
+            arguments += [holding]
+        }
+        return (filter, arguments)
+    }
+
     private func pageMatch(_ match: String, books: [Int64]?) throws -> (String, StatementArguments) {
         guard let books else { return ("page_words MATCH ?", [match]) }
         guard books.count == 1, let book = books.first else {
@@ -261,15 +284,24 @@ extension SQLiteStore {
     }
 
     func scanPages(books: [Int64]?, visit: (PageText) throws -> Bool) throws {
-        let cursor =
-            try books.map {
-                let marks = Array(repeating: "?", count: $0.count).joined(separator: ",")
-                return try Row.fetchCursor(
-                    db,
-                    sql: "SELECT id, bookId, number, text FROM page WHERE bookId IN (\(marks)) ORDER BY bookId, number",
-                    arguments: StatementArguments($0))
-            }
-            ?? Row.fetchCursor(db, sql: "SELECT id, bookId, number, text FROM page ORDER BY bookId, number")
+        try scanPages(books: books, holding: .any, visit: visit)
+    }
+
+    /// Every page (of the books) of the tier `words` names, in book and page order.
+    private func scanPages(books: [Int64]?, holding words: WordTier, visit: (PageText) throws -> Bool) throws {
+        var conditions = [String]()
+        var arguments = StatementArguments()
+        if let books {
+            conditions.append("bookId IN (\(Array(repeating: "?", count: books.count).joined(separator: ",")))")
+            arguments += StatementArguments(books)
+        }
+        if let (condition, holding) = wordsCondition(words, id: "id") {
+            conditions.append(condition)
+            arguments += [holding]
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let cursor = try Row.fetchCursor(
+            db, sql: "SELECT id, bookId, number, text FROM page\(filter) ORDER BY bookId, number", arguments: arguments)
         while let row = try cursor.next() {
             if try !visit(pageText(row)) { return }
         }
@@ -291,6 +323,18 @@ extension SQLiteStore {
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += indexed.isEmpty ? " ORDER BY rowid" : " ORDER BY rank"
         return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in (row[0], row[1]) }
+    }
+}
+
+/// The condition on a page's id (`id`: its column) for a tier of candidates, and the FTS5 query
+/// it binds (the pages holding each word as one of their index words); nil for every candidate.
+private func wordsCondition(_ words: WordTier, id: String) -> (String, String)? {
+    let subquery = "(SELECT rowid FROM page_words WHERE page_words MATCH ?)"
+    switch words {
+    case .any, .holding([]), .lacking([]): return nil
+    case .holding(let held): return ("\(id) IN \(subquery)", held.map(PageWords.quoted).joined(separator: " AND "))
+    case .lacking(let lacked):
+        return ("\(id) NOT IN \(subquery)", lacked.map(PageWords.quoted).joined(separator: " AND "))
     }
 }
 

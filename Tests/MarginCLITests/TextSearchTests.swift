@@ -327,6 +327,56 @@ import Testing
     }
 }
 
+/// Whole words first: pages holding every one-word term as a word rank above pages holding it
+/// only inside longer words, however often; both backends the same.
+@Suite struct WordTierTests {
+    /// Page 1 says "art" once among other words; page 2 holds it eight times inside words; page 3
+    /// holds "art" and "war" as words, page 4 "artwork" and "war".
+    static let pages = [
+        "Notes on the art of printing\nand other matters of the day",
+        "start start start part party\nsmart starting restart",
+        "A war of art and a war of words",
+        "An artwork at war with itself\nstart part",
+    ]
+
+    static func check(_ run: ([String]) throws -> RunResult) throws {
+        func pages(_ arguments: String...) throws -> [String] {
+            let hits = try #require(
+                try run(["search"] + arguments + ["--json", "--limit", "0"]).json() as? [[String: Any]])
+            return hits.map { "p\($0["page"] ?? "?") \($0["matchKind"] ?? "-")" }
+        }
+        let art = try pages("art")
+        #expect(Array(art.prefix(2)).sorted() == ["p1 word", "p3 word"], "\(art)")
+        #expect(Array(art.suffix(2)).sorted() == ["p2 piece", "p4 piece"], "\(art)")
+        #expect(try pages("art war") == ["p3 word", "p4 piece"])
+        // Short words, which the index can't find inside others, come first too.
+        let of = try pages("of")
+        #expect(of.first == "p3 word" || of.first == "p1 word", "\(of)")
+        // The limit takes the first tier's first; the count past it is of every page.
+        let cut = try run(["search", "art", "--limit", "1"])
+        #expect(cut.stdout.contains("p. 1") || cut.stdout.contains("p. 3"), "\(cut.stdout)")
+        #expect(cut.stderr.contains("3 more pages match"), "\(cut.stderr)")
+    }
+
+    @Test func wholeWordsRankFirst() throws {
+        let box = Sandbox()
+        let path = box.folder.path + "/tiers.pdf"
+        try Fixtures.makePages(path, Self.pages)
+        try box.ok("add", "-q", path)
+        try Self.check { try box.ok($0) }
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamLibraryRanksTheSame() throws {
+        let team = try TeamUsersTests.Team()
+        let path = team.aliceBox.folder.path + "/tiers.pdf"
+        try Fixtures.makePages(path, Self.pages)
+        _ = try team.alice(["add", "-q", path])
+        try Self.check { try team.alice($0) }
+    }
+}
+
 /// `=word`: that term only as a whole word; the others as before.
 @Suite struct WholeWordTermTests {
     @Test func anEqualsSignAsksForTheWholeWord() throws {

@@ -35,6 +35,19 @@ public enum Fixtures {
         }
     }
 
+    /// Writes a book with a page for each text, its lines at its newlines, typeset in the font's
+    /// WinAnsiEncoding (typographic quotes and dashes as printed) (fixtures/make-fixtures.py --pages).
+    public static func makePages(_ path: String, _ texts: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root + "/fixtures/make-fixtures.py", "--pages", path] + texts
+        try process.start()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+    }
+
     public static func bytes(_ path: String) -> [UInt8] {
         Array(FileManager.default.contents(atPath: path) ?? Data())
     }

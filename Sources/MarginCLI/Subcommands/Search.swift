@@ -12,8 +12,13 @@ extension Margin {
                 Words and "quoted phrases" (all must be on the page), case- and accent-insensitive, \
                 matching inside words as pdfgrep does (=word: only the whole word, "art" not in \
                 "start"); a phrase broken across lines or hyphenated at \
-                a line end is still found. Hits are ranked (bm25) and grouped by book; a query matching \
-                more than 2,000 pages (a common word) lists them in library order. Pages are 1-based.
+                a line end is still found. Pages are 1-based.
+
+                Ranking: first the pages where each single-word term stands as a whole word, then \
+                those where one is only inside longer words ("art" in "start"), so pieces of words \
+                never push whole words down; within each, by bm25 (how often the terms are on the \
+                page, the rarer terms weighing more, shorter pages first), or in library order when \
+                the query matches more than 2,000 pages (a common word). Hits are grouped by book.
 
                 No matches is not an error: the exit status is 0 and stderr says "no matches" \
                 (with --json, stdout is []). When --limit cuts the results short, stderr says so.

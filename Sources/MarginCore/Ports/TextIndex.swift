@@ -11,7 +11,12 @@ public protocol TextIndex {
     /// index), passed to `visit` until it returns false. Candidates only: a term the index can't
     /// answer may not hold on every page given. `books`: only the pages of these books (nil: of
     /// every book; none for an empty list), here and below.
-    func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws
+    ///
+    /// `words`: only the pages holding (or not holding) some words as whole words of the index,
+    /// in the order they have among all the candidates (see `WordTier`).
+    func candidatePages(
+        containing terms: [String], words: WordTier, books: [Int64]?, visit: (PageText) throws -> Bool
+    ) throws
     /// How many pages the index says hold every term, counting no further than `cap` (so the
     /// count costs the same in a library of any size); nil when no term is long enough to ask it.
     func countCandidatePages(containing terms: [String], books: [Int64]?, cap: Int) throws -> Int?
@@ -27,4 +32,23 @@ public protocol TextIndex {
     /// How many pages hold `word` (a word of the vocabulary) as a whole word, counting no further
     /// than `cap`.
     func pagesHoldingWord(_ word: String, cap: Int) throws -> Int
+}
+
+extension TextIndex {
+    /// Every candidate page (see `candidatePages(containing:words:books:visit:)`).
+    public func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
+        try candidatePages(containing: terms, words: .any, books: books, visit: visit)
+    }
+}
+
+/// Candidate pages by the whole words they hold: a search shows first the pages holding each of
+/// its one-word terms as a word of the index (not only inside longer words: "art" on the page,
+/// not only "start"), then the rest. Each tier keeps the order the candidates have together.
+public enum WordTier: Hashable, Sendable {
+    /// Every candidate.
+    case any
+    /// The candidates holding each of these words (folded index words) as a word.
+    case holding([String])
+    /// The candidates lacking one of these words or more: the rest.
+    case lacking([String])
 }

@@ -106,6 +106,12 @@ extension Library {
 /// Fewer hits than this, and a search suggests (when asked to).
 public let fewHits = 3
 
+/// Whether a folded term is one word of the index, nothing around it: the tier of pages holding
+/// it as a word is asked for.
+func isOneIndexWord(_ term: String) -> Bool {
+    !term.isEmpty && term.unicodeScalars.allSatisfy(isIndexWordScalar)
+}
+
 extension Library {
     /// Searches page text (or annotations). Candidates come from the full-text index; every hit
     /// is then checked against the stored page text, so results equal a scan.
@@ -191,7 +197,7 @@ extension Library {
         var asked = Set<String>()
         let indexTerms = folded.map(scalarString).filter { asked.insert($0).inserted }
         var over = false
-        try store.textIndex.candidatePages(containing: indexTerms, books: options.books) { page in
+        func visit(_ page: PageText) -> Bool {
             if options.isOver {
                 over = true
                 return false
@@ -206,6 +212,22 @@ extension Library {
             guard let hit else { return true }
             hits.append(hit)
             return options.limit == 0 || hits.count < options.limit
+        }
+        // Whole words first: the pages holding each one-word term as a word, then the rest, each
+        // tier in the index's order (`WordTier`).
+        let words = indexTerms.filter(isOneIndexWord)
+        if words.isEmpty {
+            try store.textIndex.candidatePages(containing: indexTerms, books: options.books, visit: visit)
+        } else {
+            var going = true
+            try store.textIndex.candidatePages(containing: indexTerms, words: .holding(words), books: options.books) {
+                going = visit($0)
+                return going
+            }
+            if going, !over {
+                try store.textIndex.candidatePages(
+                    containing: indexTerms, words: .lacking(words), books: options.books, visit: visit)
+            }
         }
         if over { throw options.overError }
         return hits

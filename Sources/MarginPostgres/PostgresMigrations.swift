@@ -632,6 +632,28 @@ enum PostgresMigrations {
             ANALYZE page_word
             """
         ),
+        (
+            // Typography folded (`typographicFold`): curly quotes to ' and ", hyphens, dashes and
+            // the minus sign to -, soft hyphens dropped, in the folded text of pages, highlights
+            // and memos. A page's words follow (its trigger); a soft hyphen between letters joined
+            // two words into one, so the page's length in words is one less for each; words no
+            // page holds any more leave the vocabulary.
+            "v12-typography",
+            """
+            CREATE FUNCTION pg_temp.typography(norm text) RETURNS text LANGUAGE sql IMMUTABLE
+                AS $$ SELECT translate(replace(norm, U&'\\00AD', ''),
+                    U&'\\2018\\2019\\201A\\201B\\201C\\201D\\201E\\201F\\2010\\2011\\2012\\2013\\2014\\2015\\2212',
+                    U&'\\0027\\0027\\0027\\0027\\0022\\0022\\0022\\0022\\002D\\002D\\002D\\002D\\002D\\002D\\002D') $$;
+            UPDATE page SET words = words - regexp_count(norm, U&'[[:alnum:]]\\00AD+(?=[[:alnum:]])'),
+                norm = pg_temp.typography(norm)
+                WHERE norm ~ U&'[\\00AD\\2018-\\201F\\2010-\\2015\\2212]';
+            UPDATE highlight SET norm = pg_temp.typography(norm) WHERE norm ~ U&'[\\00AD\\2018-\\201F\\2010-\\2015\\2212]';
+            UPDATE memo SET norm = pg_temp.typography(norm) WHERE norm ~ U&'[\\00AD\\2018-\\201F\\2010-\\2015\\2212]';
+            DELETE FROM word WHERE NOT EXISTS (SELECT 1 FROM page_word WHERE page_word.word = word.word);
+            ANALYZE word;
+            ANALYZE page_word
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

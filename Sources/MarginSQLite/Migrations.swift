@@ -22,6 +22,7 @@ enum Schema {
         ("v8-metadata", v8Metadata),
         ("v9-work-type", v9WorkType),
         ("v10-ocr", v10OCR),
+        ("v11-typography", v11Typography),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -390,5 +391,36 @@ enum Schema {
                 ALTER TABLE book ADD COLUMN ocrPages INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE book ADD COLUMN ocrConfidence REAL;
                 """)
+    }
+
+    /// v11: typography folded (`typographicFold`: curly quotes, dashes, soft hyphens). The folded
+    /// text of highlights and memos is folded again (their index follows by its triggers); when a
+    /// page holds a soft hyphen, which now joins the word it sits in, the page index is rebuilt
+    /// (its words for the other marks are the same: they separated words before and still do).
+    private static func v11Typography(_ db: Database) throws {
+        for row in try Row.fetchAll(db, sql: "SELECT id, text, note, norm FROM highlight") {
+            let text: String = row["text"]
+            let note: String? = row["note"]
+            let norm = folded(text + " " + (note ?? ""))
+            if norm != row["norm"] {
+                try db.execute(sql: "UPDATE highlight SET norm = ? WHERE id = ?", arguments: [norm, row["id"]])
+            }
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT id, text, norm FROM memo") {
+            let norm = folded(row["text"] as String)
+            if norm != row["norm"] {
+                try db.execute(sql: "UPDATE memo SET norm = ? WHERE id = ?", arguments: [norm, row["id"]])
+            }
+        }
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM page WHERE instr(text, char(173)) > 0)") == true
+        else { return }
+        try db.execute(sql: "INSERT INTO page_words(page_words) VALUES ('delete-all')")
+        var vocabulary = Set(try String.fetchAll(db, sql: "SELECT word FROM term"))
+        let pages = try Row.fetchCursor(db, sql: "SELECT id, text FROM page ORDER BY id")
+        while let row = try pages.next() {
+            try PageWords.insert(page: row[0], text: row[1], db, vocabulary: &vocabulary)
+        }
+        // The index now holds every page's text as it is: changes queued before are in it.
+        try db.execute(sql: "DELETE FROM page_pending")
     }
 }

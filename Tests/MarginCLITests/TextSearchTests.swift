@@ -377,6 +377,112 @@ import Testing
     }
 }
 
+/// Typography folded in pages, queries and annotations: what a keyboard types finds what a
+/// typesetter set (curly quotes and apostrophes, dashes), on both backends, and in libraries
+/// made before (their folded text folded again by a migration).
+@Suite struct TypographyTests {
+    static let page = "Don’t panic — it’s only “typeset” text\nThe years 1990–2000 were the ‘best’"
+
+    static func check(_ run: ([String]) throws -> RunResult) throws {
+        func count(_ arguments: String...) throws -> Int {
+            try #require(try run(["search"] + arguments + ["--json"]).json() as? [Any]).count
+        }
+        #expect(try count("don't") == 1)
+        #expect(try count("it's only") == 1)
+        #expect(try count("“it’s only”") == 1, "typographic quotes make a phrase")
+        #expect(try count("\"it's only\"") == 1)
+        #expect(try count("“only typeset”") == 0, "a quote between")
+        #expect(try count("1990-2000") == 1)
+        #expect(try count("panic - it's") == 1)
+        #expect(try count("'best'") == 1)
+        #expect(try count("=don =t") == 1, "the apostrophe still separates words")
+        _ = try run(["highlight", "add", "1", "--text", "Don’t panic", "--page", "1"])
+        _ = try run(["memo", "add", "1", "It’s fine – really"])
+        let found = try #require(
+            try run(["search", "--annotations", "don't", "--json"]).json() as? [[String: Any]])
+        #expect(found.map { $0["kind"] as? String } == ["highlight"])
+        #expect(try count("--annotations", "it's fine - really") == 1)
+    }
+
+    @Test func whatAKeyboardTypesFindsWhatATypesetterSet() throws {
+        let box = Sandbox()
+        let path = box.folder.path + "/typeset.pdf"
+        try Fixtures.makePages(path, [Self.page])
+        try box.ok("add", "-q", path)
+        try Self.check { try box.ok($0) }
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamLibraryFoldsTheSame() throws {
+        let team = try TeamUsersTests.Team()
+        let path = team.aliceBox.folder.path + "/typeset.pdf"
+        try Fixtures.makePages(path, [Self.page])
+        _ = try team.alice(["add", "-q", path])
+        try Self.check { try team.alice($0) }
+    }
+
+    /// A library made before typography was folded: a page with a curly apostrophe and a soft
+    /// hyphen, and a memo with curly quotes, its folded text as folded then.
+    @Test func aLibraryMadeBeforeIsFoldedAgain() throws {
+        let box = Sandbox()
+        try FileManager.default.createDirectory(atPath: box.home, withIntermediateDirectories: true)
+        let database = box.home + "/library.sqlite"
+        try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v10.sqlite", toPath: database)
+        let edit = try runProcess(
+            "/usr/bin/sqlite3",
+            [
+                database,
+                "UPDATE page SET text = text || char(10) || 'the na' || char(173) || 'tional archive’s door' "
+                    + "WHERE id = (SELECT min(id) FROM page WHERE bookId = 1); "
+                    + "UPDATE memo SET text = 'Don’t lose “this”', norm = 'don’t lose “this”' "
+                    + "WHERE id = (SELECT min(id) FROM memo);",
+            ])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let national = try #require(try box.ok("search", "national", "--json").json() as? [[String: Any]])
+        #expect(national.map { $0["matchKind"] as? String } == ["word"], "a soft hyphen joins the word")
+        #expect((try box.ok("search", "=national", "--json").json() as? [Any])?.count == 1)
+        #expect((try box.ok("search", "archive's door", "--json").json() as? [Any])?.count == 1)
+        let memo = try #require(
+            try box.ok("search", "--annotations", "don't lose", "--json").json() as? [[String: Any]])
+        #expect(memo.map { $0["kind"] as? String } == ["memo"])
+        let old = try #require(try box.ok("search", "inverted index", "--json").json() as? [[String: Any]])
+        #expect(old.filter { $0["book"] as? Int == 1 }.map { $0["page"] as? Int } == [2], "the rest as it was")
+    }
+
+    /// The same in a team library made at the schema before (postgres-v11.sql).
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamLibraryMadeBeforeIsFoldedAgain() throws {
+        let url = try TestCluster.freshDatabase()
+        let restore = try runProcess(
+            "/usr/bin/psql",
+            [url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-f", Fixtures.root + "/fixtures/db/postgres-v11.sql"])
+        #expect(restore.status == 0, "\(restore.stderr)")
+        try TestCluster.psql(
+            url,
+            "SET search_path = margin; "
+                + "UPDATE page SET text = text || E'\\nthe na\\u00ADtional archive’s door', "
+                + "norm = norm || E' the na\\u00ADtional archive’s door', words = words + 5 "
+                + "WHERE id = (SELECT min(id) FROM page WHERE \"bookId\" = 1); "
+                + "UPDATE memo SET text = 'Don’t lose “this”', norm = 'don’t lose “this”' "
+                + "WHERE id = (SELECT min(id) FROM memo);")
+        let box = Sandbox()
+        func json(_ arguments: String...) throws -> [[String: Any]] {
+            let result = try box.margin.run(arguments + ["--json"], environment: ["MARGIN_LIBRARY": url])
+            #expect(result.status == 0, "\(arguments): \(result)")
+            return try #require(try result.json() as? [[String: Any]])
+        }
+        #expect(try json("search", "national").map { $0["matchKind"] as? String } == ["word"])
+        #expect(try json("search", "=national").count == 1)
+        #expect(try json("search", "archive's door").count == 1)
+        #expect(try json("search", "--annotations", "don't lose").map { $0["kind"] as? String } == ["memo"])
+        let words = try TestCluster.psql(
+            url, "SELECT count(*) FROM margin.word WHERE word IN ('national', 'na', 'tional', 'archive’s')")
+        #expect(words == "1", "the vocabulary holds the page's words as they are now")
+    }
+}
+
 /// `=word`: that term only as a whole word; the others as before.
 @Suite struct WholeWordTermTests {
     @Test func anEqualsSignAsksForTheWholeWord() throws {

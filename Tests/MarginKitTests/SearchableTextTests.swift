@@ -14,17 +14,25 @@ import Testing
         "a", "b", "Z", "q", "7", " ", " ", " ", "\n", "\n", "\r", "\r\n", "\t", "\u{0B}", "\u{0C}", "-", "-",
         "\u{00AD}", "\u{2010}", "\u{00A0}", "\u{2003}", "\u{3000}", "é", "e\u{0301}", "ﬁ", "ﬃ", "ß", "İ", "Σ", "ς", "漢",
         "😀",
-        "\u{FDFA}", "_", ".", "(", "Ω", "ǅ", "Ⅻ", "①",
+        "\u{FDFA}", "_", ".", "(", "Ω", "ǅ", "Ⅻ", "①", "’", "“", "„", "–", "—", "\u{2212}", "a\u{00AD}b",
     ]
 
     @Test(arguments: [
         "", " ", "  \n ", "-", "-\n", "a-", "a-\n", "a-\nb", "a -\nb", "a-\n  b", "a- \n\tb", "a-\r\nb", "a-\n\n-\nb",
         "in-\ndex and co-\noperation", "1-\n2", "x-\n😀", "é-\nÉ", "ﬁ-\nﬂ", "word-\n", "-\nword", "a\u{00AD}\nb",
-        "a\u{2010}\u{2003}\nb", "a-\u{00A0}b", "  lead and trail  ", "UPPER lower MiXeD", "\u{FDFA}\u{FDFA}",
+        "a\u{2010}\u{2003}\nb", "a-\u{00A0}b", "don’t “quote” — x–y", "na\u{00AD}tion\u{00AD}\u{00AD}al \u{00AD}",
+        "  lead and trail  ", "UPPER lower MiXeD", "\u{FDFA}\u{FDFA}",
         String(repeating: "\u{FDFA}", count: 40), String(repeating: "ab-\ncd ", count: 30),
     ])
     func readsAsTheReference(text: String) {
         expectEqualToReference(text)
+    }
+
+    @Test func typographyFoldsAsAKeyboardTypesIt() {
+        #expect(folded("Don’t “Quote” — 1990–2000 e\u{2010}mail") == "don't \"quote\" - 1990-2000 e-mail")
+        #expect(indexedWords(of: "na\u{00AD}tion\u{00AD}al") == "national", "a soft hyphen joins")
+        #expect(indexedWords(of: "don’t") == indexedWords(of: "don't"))
+        #expect(parseQuery("“quick brown” fox „lazy dog“") == ["quick brown", "fox", "lazy dog"])
     }
 
     @Test func randomTextsReadAsTheReference() {
@@ -271,9 +279,19 @@ private struct ReferenceText {
             origin.append(position)
             return
         }
+        // Typography as a keyboard types it: curly quotes straight, every dash a hyphen-minus, the
+        // soft hyphen gone.
+        let typographic: [Unicode.Scalar]? =
+            switch scalar {
+            case "‘", "’", "‚", "‛": ["'"]
+            case "“", "”", "„", "‟": ["\""]
+            case "‐", "‑", "‒", "–", "—", "―", "−": ["-"]
+            case "\u{00AD}": []
+            default: nil
+            }
         let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
         let kept = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
-        for foldedScalar in kept.isEmpty ? [scalar] : Array(kept) {
+        for foldedScalar in typographic ?? (kept.isEmpty ? [scalar] : Array(kept)) {
             folded.append(foldedScalar)
             origin.append(position)
         }

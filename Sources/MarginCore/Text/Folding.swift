@@ -91,13 +91,35 @@ private final class FoldCache: @unchecked Sendable {
             return known
         }
         lock.unlock()
-        let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
-        let result = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
-        let folded = result.isEmpty ? [scalar] : Array(result)
+        let folded: [Unicode.Scalar]
+        if let typographic = typographicFold(scalar) {
+            folded = typographic
+        } else {
+            let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
+            let result = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
+            folded = result.isEmpty ? [scalar] : Array(result)
+        }
         lock.lock()
         cache[scalar.value] = folded
         lock.unlock()
         return folded
+    }
+}
+
+/// Typography folded to what a keyboard types: curly quotes and apostrophes to `'` and `"`, hyphens,
+/// dashes and the minus sign to `-`; a soft hyphen (an invisible place to break a word) is
+/// dropped, so the word it sits in is one word. "don't" finds "don’t", "e-mail" finds "e‐mail".
+/// Nil for any other scalar (folded by its compatibility decomposition).
+///
+/// Changing this changes stored folded text and, where a word scalar is involved, the words an
+/// index holds: a migration must then fold them again (v11 in SQLite, v12 in PostgreSQL).
+func typographicFold(_ scalar: Unicode.Scalar) -> [Unicode.Scalar]? {
+    switch scalar.value {
+    case 0x2018, 0x2019, 0x201A, 0x201B: return ["'"]
+    case 0x201C, 0x201D, 0x201E, 0x201F: return ["\""]
+    case 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212: return ["-"]
+    case 0xAD: return []
+    default: return nil
     }
 }
 

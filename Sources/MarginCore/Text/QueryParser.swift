@@ -1,4 +1,5 @@
-/// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end).
+/// Splits a query into terms: words, and "quoted phrases" (an unclosed quote runs to the end;
+/// typographic quotes “…” „…“ quote too).
 /// A word written `=word` is the word (`wholeWordTerms` says it must stand alone).
 public func parseQuery(_ query: String) -> [String] {
     parsedQuery(query).map(\.term)
@@ -24,7 +25,7 @@ public func rawTerms(_ query: String) -> [(text: String, quoted: Bool)] {
     var current = ""
     var quoted = false
     for character in query {
-        if character == "\"" {
+        if character == "\"" || character == "“" || character == "”" || character == "„" {
             if !current.trimmingWhitespace().isEmpty { terms.append((current, quoted)) }
             current = ""
             quoted.toggle()

@@ -153,6 +153,12 @@ let package = Package(
             dependencies: ["MarginCore"],
             swiftSettings: strict
         ),
+        // Stemming: the Snowball stemmers of libstemmer, opened when the first word is stemmed.
+        .target(
+            name: "Snowball",
+            dependencies: ["MarginCore"],
+            swiftSettings: strict
+        ),
         // Models, text folding, errors and the ports (store, text index, blobs, downloads).
         .target(
             name: "MarginCore",
@@ -237,7 +243,7 @@ let package = Package(
         // `margin`: the CLI on a library on this machine; hands the rest to margin-full.
         .executableTarget(
             name: "margin",
-            dependencies: ["MarginCLI", "MarginCore", "Poppler", "Tesseract"],
+            dependencies: ["MarginCLI", "MarginCore", "Poppler", "Snowball", "Tesseract"],
             swiftSettings: strict,
             linkerSettings: marginLinkerSettings
         ),
@@ -245,7 +251,8 @@ let package = Package(
         .executableTarget(
             name: "margin-full",
             dependencies: [
-                "MarginCLI", "MarginCore", "MarginNetwork", "MarginPostgres", "MarginServe", "Poppler", "Tesseract",
+                "MarginCLI", "MarginCore", "MarginNetwork", "MarginPostgres", "MarginServe", "Poppler", "Snowball",
+                "Tesseract",
             ],
             swiftSettings: strict,
             linkerSettings: marginLinkerSettings

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Margin needs, non-interactively, only if some are missing.
 #   scripts/install-deps.sh          build and run: poppler-glib, SQLite, pkg-config, qpdf, and
-#                                    Tesseract 5 with English (scanned pages)
+#                                    Tesseract 5 with English (scanned pages), Snowball's stemmers
 #   scripts/install-deps.sh --test   also what the tests compare with (poppler-utils, pdfgrep, qpdf,
 #                                    MuPDF's mutool, PostgreSQL, the tesseract CLI), and the browsers the reader's
 #                                    end-to-end test drives (chromium + chromium-driver with Selenium,
 #                                    firefox-esr with marionette-driver)
 #   scripts/install-deps.sh --bench  also the benchmarks' peers (Recoll, MuPDF, OCRmyPDF)
 set -euo pipefail
-packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29 libxml2 libtesseract-dev tesseract-ocr-eng)
+packages=(libpoppler-glib-dev libsqlite3-dev pkg-config libqpdf29 libxml2 libtesseract-dev tesseract-ocr-eng libstemmer-dev)
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
     packages+=(poppler-utils pdfgrep qpdf python3 python3-pip time openssl sqlite3 binutils curl procps util-linux chromium chromium-driver firefox-esr postgresql mupdf-tools pandoc tesseract-ocr lua5.4)
 fi

@@ -231,10 +231,29 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                     let trimmed = statement.trimmingCharacters(in: .whitespacesAndNewlines)
                     if !trimmed.isEmpty { try run(trimmed) }
                 }
+                if migration.name == "v13-language" { try detectLanguages() }
                 var binds = PostgresBindings()
                 binds.append(migration.name)
                 try run("INSERT INTO margin.migrations (name) VALUES ($1)", binds)
             }
+        }
+    }
+
+    /// Each indexed book's language, told from its pages' text (`Languages.detect`), in the
+    /// migration that adds it (v13), as its role.
+    private func detectLanguages() throws {
+        for book in try run("SELECT id FROM margin.book WHERE \"indexedAt\" IS NOT NULL ORDER BY id").rows {
+            let id = try book.decode(Int64.self)
+            var binds = PostgresBindings()
+            binds.append(id)
+            let texts = try run(
+                "SELECT text FROM margin.page WHERE \"bookId\" = $1 ORDER BY number LIMIT 200", binds
+            ).rows.map { try $0.decode(String.self) }
+            guard let lang = Languages.detect(texts) else { continue }
+            var update = PostgresBindings()
+            update.append(lang)
+            update.append(id)
+            try run("UPDATE margin.book SET lang = $1 WHERE id = $2", update)
         }
     }
 

@@ -654,6 +654,43 @@ enum PostgresMigrations {
             ANALYZE page_word
             """
         ),
+        (
+            // The language each book is written in (`Languages.detect`, from its pages' text, told
+            // in Swift once this has run: `PostgresLibraryDatabase.migrate`): part of its
+            // description, changed by whoever may change that.
+            "v13-language",
+            """
+            ALTER TABLE book ADD COLUMN lang text;
+            CREATE OR REPLACE VIEW my_book WITH (security_invoker = true) AS
+                SELECT b.id, b.uuid, b.sha256, b.title, b.author, b.pages, b.bytes, b.folder, b.memo, b.password,
+                    b."addedAt", b."updatedAt", r."openedAt", b."textlessPages", b."indexedAt", b."addedBy",
+                    b.doi, b.arxiv, b."year", b."citationKey", b.venue, b.publisher, b."userFields",
+                    b."workType", b."yearSource", b."ocrPages", b."ocrConfidence", b.lang
+                FROM book b LEFT JOIN reading r ON r."bookId" = b.id AND r.role = current_user;
+            CREATE OR REPLACE FUNCTION guard_book() RETURNS trigger LANGUAGE plpgsql SET search_path = margin, pg_temp AS $$
+            BEGIN
+                IF margin.is_admin() THEN RETURN NEW; END IF;
+                IF TG_OP = 'INSERT' THEN
+                    NEW."addedBy" := current_user;
+                    RETURN NEW;
+                END IF;
+                IF (NEW.id, NEW.uuid, NEW.sha256, NEW.bytes, NEW.pages, NEW."addedBy", NEW."textlessPages", NEW."indexedAt", NEW."addedAt", NEW."ocrPages", NEW."ocrConfidence")
+                    IS DISTINCT FROM (OLD.id, OLD.uuid, OLD.sha256, OLD.bytes, OLD.pages, OLD."addedBy", OLD."textlessPages", OLD."indexedAt", OLD."addedAt", OLD."ocrPages", OLD."ocrConfidence")
+                    AND NOT margin.may_change_content(OLD.id) THEN
+                    RAISE EXCEPTION 'only % (who added it) may change the PDF or text of "%", and only while no one else has annotated it', coalesce(OLD."addedBy", 'the administrator'), OLD.title
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                IF ((NEW.title, NEW.author, NEW.folder, NEW.memo, NEW.doi, NEW.arxiv, NEW."year", NEW.venue, NEW.publisher, NEW."userFields", NEW."workType", NEW."yearSource", NEW.lang)
+                    IS DISTINCT FROM (OLD.title, OLD.author, OLD.folder, OLD.memo, OLD.doi, OLD.arxiv, OLD."year", OLD.venue, OLD.publisher, OLD."userFields", OLD."workType", OLD."yearSource", OLD.lang)
+                    OR (OLD."citationKey" IS NOT NULL AND NEW."citationKey" IS DISTINCT FROM OLD."citationKey"))
+                    AND NOT margin.may_edit_book(OLD.id) THEN
+                    RAISE EXCEPTION 'only % (who added it) may change the description of "%"', coalesce(OLD."addedBy", 'the administrator'), OLD.title
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted
@@ -679,7 +716,7 @@ enum PostgresMigrations {
         "book": [
             "sha256", "title", "author", "folder", "memo", "password", "addedBy", "doi", "arxiv", "citationKey",
             "venue",
-            "publisher", "userFields", "workType", "yearSource",
+            "publisher", "userFields", "workType", "yearSource", "lang",
         ],
         "guide": ["labels", "outline"],
         "source": ["url", "etag", "lastModified"],

@@ -466,11 +466,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     /// What a count of candidate pages is recorded under: the terms, and the words the pages
     /// must hold when there are any.
     func countKey(_ terms: [String], _ words: WordTier) -> [String] {
-        switch words {
-        case .any: return terms
-        case .holding(let held): return terms + ["\u{1}"] + held
-        case .lacking(let lacked): return terms + ["\u{2}"] + lacked
-        }
+        words == .any ? terms : terms + ["\u{1}" + words.key]
     }
 
     /// The pages with these ids, in this order, read a batch at a time until `visit` says stop:
@@ -571,8 +567,32 @@ struct PostgresStore: StoreWriter, TextIndex {
                 .first?.decode(Int64.self) ?? 0)
     }
 
+    func countCandidatePages(containing terms: [String], words: WordTier, books: [Int64]?, cap: Int) throws -> Int? {
+        guard words != .any else { return try countCandidatePages(containing: terms, books: books, cap: cap) }
+        let key = countKey(terms, words)
+        if let known = counted.count(terms: key, books: books, cap: cap) { return known }
+        if let found = try wordTerms(terms) {
+            return try countPages(found, terms: terms, books: books, words: words, cap: cap)
+        }
+        var sql = SQLBuilder(table: "page")
+        let filter = sql.contains(terms, books: books, words: words)
+        return Int(
+            try run("SELECT count(*) FROM (SELECT 1 FROM page\(filter) LIMIT \(max(0, cap))) AS found", sql.binds).rows
+                .first?.decode(Int64.self) ?? 0)
+    }
+
     func scanPages(books: [Int64]?, visit: (PageText) throws -> Bool) throws {
         try pagesInOrder([], books: books, visit: visit)
+    }
+
+    func vocabulary(startingWith prefix: String, limit: Int) throws -> [String]? {
+        var binds = PostgresBindings()
+        binds.append(likeEscaped(prefix) + "%")
+        binds.append(Int64(limit + 1))
+        let words = try run(
+            "SELECT word FROM word WHERE word LIKE $1 ORDER BY word COLLATE \"C\" LIMIT $2", binds
+        ).rows.map { try $0.decode(String.self) }
+        return words.count > limit ? nil : words
     }
 
     func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String] {
@@ -713,15 +733,14 @@ struct SQLBuilder {
     /// The condition on a page's id (`id`: its column) for a tier of candidates, by the words it
     /// holds (`page_word`, as SQLite's index holds them); nil for every candidate.
     mutating func tier(_ words: WordTier, id: String) -> String? {
-        func holding(_ words: [String]) -> String {
-            words.map { "\(id) IN (SELECT page FROM page_word WHERE word = \(bind(.text($0))))" }
+        func holding(_ groups: [[String]]) -> String {
+            groups.map { "\(id) IN (SELECT page FROM page_word WHERE word = ANY(\(bind(array: $0))))" }
                 .joined(separator: " AND ")
         }
-        switch words {
-        case .any, .holding([]), .lacking([]): return nil
-        case .holding(let held): return holding(held)
-        case .lacking(let lacked): return "NOT (\(holding(lacked)))"
-        }
+        var parts = [String]()
+        if !words.holding.isEmpty { parts.append(holding(words.holding)) }
+        if !words.notHolding.isEmpty { parts.append("NOT (\(holding(words.notHolding)))") }
+        return parts.isEmpty ? nil : parts.joined(separator: " AND ")
     }
 }
 

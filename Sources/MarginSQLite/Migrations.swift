@@ -23,6 +23,7 @@ enum Schema {
         ("v9-work-type", v9WorkType),
         ("v10-ocr", v10OCR),
         ("v11-typography", v11Typography),
+        ("v12-language", v12Language),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -422,5 +423,18 @@ enum Schema {
         }
         // The index now holds every page's text as it is: changes queued before are in it.
         try db.execute(sql: "DELETE FROM page_pending")
+    }
+
+    /// v12: the language each book is written in, told from the text of its pages
+    /// (`Languages.detect`, which reads the first of their words): its words are stemmed in it.
+    private static func v12Language(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE book ADD COLUMN lang TEXT")
+        for book in try Int64.fetchAll(db, sql: "SELECT id FROM book WHERE indexedAt IS NOT NULL") {
+            let texts = try String.fetchAll(
+                db, sql: "SELECT text FROM page WHERE bookId = ? ORDER BY number LIMIT 200", arguments: [book])
+            if let lang = Languages.detect(texts) {
+                try db.execute(sql: "UPDATE book SET lang = ? WHERE id = ?", arguments: [lang, book])
+            }
+        }
     }
 }

@@ -364,6 +364,7 @@ extension Book: RowReadable {
         publisher = try row.optional("publisher")
         userFields = try row.strings("userFields")
         workType = try row.optional("workType")
+        lang = try row.optional("lang")
         yearSource = try row.optional("yearSource")
     }
 }

@@ -203,6 +203,32 @@ extension SQLiteStore {
             arguments: arguments)
     }
 
+    func countCandidatePages(containing terms: [String], words: WordTier, books: [Int64]?, cap: Int) throws -> Int? {
+        guard words != .any else { return try countCandidatePages(containing: terms, books: books, cap: cap) }
+        let key = countKey(terms, books, words)
+        if let known = candidateCounts.counts[key] { return min(known, max(0, cap)) }
+        if let atLeast = candidateCounts.atLeast[key], atLeast >= cap { return max(0, cap) }
+        guard let expression = try PageWords.expression(for: terms, db) else {
+            // No term the index answers: the pages of the tier.
+            var conditions = wordsConditions(words, id: "id")
+            var arguments = StatementArguments(conditions.map(\.1))
+            if let books {
+                conditions.append(
+                    ("bookId IN (\(Array(repeating: "?", count: books.count).joined(separator: ",")))", ""))
+                arguments += StatementArguments(books)
+            }
+            let filter = conditions.map(\.0).joined(separator: " AND ")
+            return try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM (SELECT id FROM page WHERE \(filter) LIMIT \(max(0, cap)))",
+                arguments: arguments)
+        }
+        guard case .match(let match) = expression else { return 0 }
+        let (filter, arguments) = try pageMatch(match, books: books, words: words)
+        return try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT \(max(0, cap)))",
+            arguments: arguments)
+    }
+
     func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String] {
         let scalars = Array(term.unicodeScalars)
         guard scalars.count >= 3 else { return [] }
@@ -232,6 +258,10 @@ extension SQLiteStore {
         return (sharing + beginning).filter { seen.insert($0).inserted }
     }
 
+    func vocabulary(startingWith prefix: String, limit: Int) throws -> [String]? {
+        try PageWords.vocabulary(startingWith: prefix, upTo: limit, db)
+    }
+
     func pagesHoldingWord(_ word: String, cap: Int) throws -> Int {
         // The page index's tokens are whole words: a quoted word matches only itself.
         try Int.fetchOne(
@@ -241,14 +271,8 @@ extension SQLiteStore {
     }
 
     private func countKey(_ terms: [String], _ books: [Int64]?, _ words: WordTier = .any) -> String {
-        let key =
-            terms.joined(separator: "\u{0}") + "\u{1}"
-            + (books.map { $0.map(String.init).joined(separator: ",") } ?? "*")
-        switch words {
-        case .any: return key
-        case .holding(let held): return key + "\u{2}" + held.joined(separator: "\u{0}")
-        case .lacking(let lacked): return key + "\u{3}" + lacked.joined(separator: "\u{0}")
-        }
+        terms.joined(separator: "\u{0}") + "\u{1}" + (books.map { $0.map(String.init).joined(separator: ",") } ?? "*")
+            + (words == .any ? "" : "\u{2}" + words.key)
     }
 
     /// The WHERE clause for pages matching `match` (of one book, if given: its pages' rowid range,
@@ -258,9 +282,9 @@ extension SQLiteStore {
         String, StatementArguments
     ) {
         var (filter, arguments) = try pageMatch(match, books: books)
-        if let (condition, holding) = wordsCondition(words, id: "rowid") {
+        for (condition, query) in wordsConditions(words, id: "rowid") {
             filter += " AND " + condition
-            arguments += [holding]
+            arguments += [query]
         }
         return (filter, arguments)
     }
@@ -295,9 +319,9 @@ extension SQLiteStore {
             conditions.append("bookId IN (\(Array(repeating: "?", count: books.count).joined(separator: ",")))")
             arguments += StatementArguments(books)
         }
-        if let (condition, holding) = wordsCondition(words, id: "id") {
+        for (condition, query) in wordsConditions(words, id: "id") {
             conditions.append(condition)
-            arguments += [holding]
+            arguments += [query]
         }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let cursor = try Row.fetchCursor(
@@ -326,16 +350,20 @@ extension SQLiteStore {
     }
 }
 
-/// The condition on a page's id (`id`: its column) for a tier of candidates, and the FTS5 query
-/// it binds (the pages holding each word as one of their index words); nil for every candidate.
-private func wordsCondition(_ words: WordTier, id: String) -> (String, String)? {
+/// The conditions on a page's id (`id`: its column) for a tier of candidates, each with the
+/// FTS5 query it binds (the pages holding a word of each group as one of their index words).
+private func wordsConditions(_ words: WordTier, id: String) -> [(String, String)] {
     let subquery = "(SELECT rowid FROM page_words WHERE page_words MATCH ?)"
-    switch words {
-    case .any, .holding([]), .lacking([]): return nil
-    case .holding(let held): return ("\(id) IN \(subquery)", held.map(PageWords.quoted).joined(separator: " AND "))
-    case .lacking(let lacked):
-        return ("\(id) NOT IN \(subquery)", lacked.map(PageWords.quoted).joined(separator: " AND "))
+    func query(_ groups: [[String]]) -> String {
+        groups.map { group in
+            let words = group.map(PageWords.quoted)
+            return words.count == 1 ? words[0] : "(" + words.joined(separator: " OR ") + ")"
+        }.joined(separator: " AND ")
     }
+    var conditions = [(String, String)]()
+    if !words.holding.isEmpty { conditions.append(("\(id) IN \(subquery)", query(words.holding))) }
+    if !words.notHolding.isEmpty { conditions.append(("\(id) NOT IN \(subquery)", query(words.notHolding))) }
+    return conditions
 }
 
 /// An FTS5 query holding every term as a quoted string (substrings, with the trigram index).

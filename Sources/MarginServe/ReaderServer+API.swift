@@ -132,6 +132,14 @@ extension ReaderServer {
         if let selector = query.get("book") { options.bookId = try await library.resolve(selector).id }
         options.folder = nonEmptyParameter(query.get("folder"))
         options.tag = nonEmptyParameter(query.get("tag"))
+        options.stems = !flag(query.get("exact"))
+        if let lang = nonEmptyParameter(query.get("lang"))?.lowercased() {
+            guard Languages.known.contains(lang) else {
+                throw MarginError.invalidArgument(
+                    "'\(lang)' is not a language margin knows; one of: \(Languages.known.joined(separator: ", "))")
+            }
+            options.lang = lang
+        }
         options.timeLimit = Self.searchTimeLimit
         options.stop = await context.clientGone()
         let results = try await library.search(text, options: options)

@@ -66,8 +66,13 @@ import Testing
         }
         #expect(books.count == files.count)
         for word in Self.equalWords + Self.supersetWords {
-            let result = try box.margin.run(["search", "--json", "--limit", "0", word])
+            // As typed (--exact), the pages pdfgrep finds; with the words' other forms, more.
+            let result = try box.margin.run(["search", "--json", "--limit", "0", "--exact", word])
             let hits = try #require(try result.json() as? [[String: Any]], "\(result)")
+            let stemmed = try #require(
+                try box.margin.run(["search", "--json", "--limit", "0", word]).json() as? [[String: Any]])
+            let pages = { (hits: [[String: Any]]) in Set(hits.map { "\($0["book"] ?? "")/\($0["page"] ?? "")" }) }
+            #expect(pages(stemmed).isSuperset(of: pages(hits)), "\(word): no page lost to stemming")
             let ours = Set(
                 hits.compactMap { hit -> String? in
                     guard let book = hit.int("book"), let page = hit.int("page"), let file = fileOf[book] else {

@@ -483,6 +483,91 @@ import Testing
     }
 }
 
+/// Other forms of the words (Snowball's stemmers, in each book's language): ranked after the
+/// words as typed, before pieces of words; off for quoted words, =word and --exact; `edit --lang`
+/// and `search --lang` choose the language; both backends the same.
+@Suite struct StemmingTests {
+    static let english = [
+        "This is one of the studies that we have made on the subject,\nand it was not easy to do.",
+        "A study of the students and their work, which is by far the best.",
+        "The student studied the matter with care; it was worth it.",
+        "Nothing here but the word sturdy and a studio for the art.",
+    ]
+    static let german = [
+        "Die Häuser der Stadt sind nicht alt, und das ist auch gut so.",
+        "Das Haus steht am Markt und ist nicht groß, aber es ist alt.",
+        "Wir sind mit dem Zug in die Stadt gefahren, und es war nicht weit.",
+    ]
+
+    static func check(_ run: ([String]) throws -> RunResult, folder: String) throws {
+        let english = folder + "/english.pdf"
+        let german = folder + "/german.pdf"
+        try Fixtures.makePages(english, Self.english)
+        try Fixtures.makePages(german, Self.german)
+        _ = try run(["add", "-q", english])
+        _ = try run(["add", "-q", german])
+        let books = try #require(try run(["list", "--json"]).json() as? [[String: Any]])
+        #expect(books.map { $0["lang"] as? String } == ["en", "de"], "told from the text")
+        func pages(_ arguments: String...) throws -> [String] {
+            let hits = try #require(
+                try run(["search"] + arguments + ["--json", "--limit", "0"]).json() as? [[String: Any]])
+            return hits.map { "\($0["book"] ?? "?")p\($0["page"] ?? "?") \($0["matchKind"] ?? "-")" }
+        }
+        let studies = try pages("studies")
+        #expect(studies.first == "1p1 word", "\(studies)")
+        #expect(Set(studies.dropFirst()) == ["1p2 stem", "1p3 stem"], "study, studied: \(studies)")
+        let study = try pages("study")
+        #expect(study.first == "1p2 word" && Set(study.dropFirst()) == ["1p1 stem", "1p3 stem"], "\(study)")
+        #expect(try pages("study", "--exact") == ["1p2 word"], "as typed")
+        #expect(try pages("\"studies\"") == ["1p1 word"], "a quoted word as typed")
+        #expect(try pages("=studies") == ["1p1 word"])
+        #expect(try pages("studies", "--whole-word") == ["1p1 word"])
+        // Beside a word that is not stemmed, each is needed.
+        #expect(try pages("studies subject") == ["1p1 word"])
+        #expect(try pages("studied care") == ["1p3 word"])
+        #expect(try pages("study care") == ["1p3 stem"])
+        // German: Häuser is a form of Haus; in English it only holds the piece.
+        #expect(try pages("haus") == ["2p2 word", "2p1 stem"])
+        #expect(try pages("haus", "--lang", "en") == ["2p2 word", "2p1 piece"])
+        _ = try run(["edit", "2", "--lang", "en"])
+        #expect(try pages("haus") == ["2p2 word", "2p1 piece"], "the language set by hand")
+        let info = try #require(try run(["show", "2", "--json"]).json() as? [String: Any])
+        #expect((info["book"] as? [String: Any] ?? info)["lang"] as? String == "en")
+        _ = try run(["edit", "2", "--lang", "auto"])
+        #expect(try pages("haus") == ["2p2 word", "2p1 stem"], "told from the text again")
+        // The count past the limit holds the other forms' pages too: at least.
+        let cut = try run(["search", "study", "--limit", "1"])
+        #expect(cut.stderr.contains("at least 2 more pages match"), "\(cut.stderr)")
+    }
+
+    @Test func otherFormsRankAfterTheWordsAsTyped() throws {
+        let box = Sandbox()
+        try Self.check({ try box.ok($0) }, folder: box.folder.path)
+        let wrong = try box.fails("edit", "1", "--lang", "xx")
+        #expect(wrong.stderr.contains("'xx' is not a language margin knows"), "\(wrong.stderr)")
+        let search = try box.fails("search", "study", "--lang", "klingon")
+        #expect(search.stderr.contains("is not a language margin knows"), "\(search.stderr)")
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTeamLibraryStemsTheSame() throws {
+        let team = try TeamUsersTests.Team()
+        try Self.check({ try team.alice($0) }, folder: team.aliceBox.folder.path)
+    }
+
+    /// A library made before languages were told: each book's is told from its pages on upgrade.
+    @Test func aLibraryMadeBeforeIsToldItsLanguages() throws {
+        let box = Sandbox()
+        try FileManager.default.createDirectory(atPath: box.home, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Fixtures.root + "/fixtures/db/v11.sqlite", toPath: box.home + "/library.sqlite")
+        let books = try #require(try box.ok("list", "--json").json() as? [[String: Any]])
+        let sample = try #require(books.first { $0["title"] as? String == "A Sample Paper" })
+        #expect(sample["lang"] as? String == "en")
+    }
+}
+
 /// `=word`: that term only as a whole word; the others as before.
 @Suite struct WholeWordTermTests {
     @Test func anEqualsSignAsksForTheWholeWord() throws {

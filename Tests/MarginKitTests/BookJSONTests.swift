@@ -60,6 +60,7 @@ import Testing
         book.citationKey = optionalText(&generator)
         book.venue = optionalText(&generator)
         book.publisher = optionalText(&generator)
+        book.lang = optionalText(&generator)
         let lists = (0..<2).map { _ in (0..<Int(generator.next() % 4)).map { _ in text(&generator, upTo: 20) } }
         let cached = generator.next() % 2 == 0
         return BookInfo(
@@ -152,7 +153,7 @@ import Testing
                     "id", "uuid", "title", "author", "pages", "sha256", "bytes", "sources", "folder", "tags", "memo",
                     "addedAt", "updatedAt", "openedAt", "cached", "file", "encrypted", "textlessPages", "indexed",
                     "addedBy", "doi", "arxiv", "year", "citationKey", "venue", "publisher", "workType", "ocrPages",
-                    "ocrConfidence",
+                    "ocrConfidence", "lang",
                 ])
     }
 }

@@ -405,6 +405,7 @@ import Testing
         book.userFields = ["title", "author"]
         book.workType = "journal-article"
         book.yearSource = "crossref"
+        book.lang = "de"
         for child in Mirror(reflecting: book).children where child.label != "id" {
             let value = child.value
             let unset =

@@ -7,14 +7,21 @@ extension Margin {
     struct Edit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "edit",
-            abstract: "Change a book's title, author, folder, tags or memo.",
+            abstract: "Change a book's title, author, folder, tags, memo or language.",
             discussion: """
                 An empty value clears author, folder or memo (--folder ""). Tags: --tag adds, \
                 --untag removes; both repeat. --password - stores the password of an encrypted \
                 PDF (sealed with a key kept apart from the library), checked on the PDF first: \
                 for a book restored from a backup, which carries no passwords.
 
-                Example: margin edit 3 --folder papers/ml --tag read --untag to-read
+                --lang sets the language the book's words are stemmed in when searched (margin \
+                tells it from the text when indexing: en, de, fr, es, it, pt, nl, sv, ru; ja and zh \
+                by their scripts); a language set by hand stays through a refresh, --lang auto \
+                tells it from the text again.
+
+                Examples:
+                  margin edit 3 --folder papers/ml --tag read --untag to-read
+                  margin edit 5 --lang de
                 """
         )
 
@@ -39,6 +46,9 @@ extension Margin {
         @Option(help: ArgumentHelp("A note on the whole book (\"\" clears it).", valueName: "TEXT"))
         var memo: String?
 
+        @Option(help: ArgumentHelp("The book's language (en, de, fr, …; auto: told from the text).", valueName: "L"))
+        var lang: String?
+
         @OptionGroup var secret: PasswordOptions
 
         @OptionGroup var global: GlobalOptions
@@ -55,13 +65,16 @@ extension Margin {
         func run() async throws {
             // Checked here, not in validate(), so that a misspelt option is reported as such.
             let password = try secret.read()
-            if title == nil, author == nil, folder == nil, memo == nil, tags.isEmpty, untags.isEmpty, password == nil {
+            if title == nil, author == nil, folder == nil, memo == nil, tags.isEmpty, untags.isEmpty, password == nil,
+                lang == nil
+            {
                 throw ValidationError(
-                    "nothing to change: give --title, --author, --folder, --tag, --untag, --memo or --password")
+                    "nothing to change: give --title, --author, --folder, --tag, --untag, --memo, --lang or --password")
             }
             let library = try global.openLibrary()
-            let changes = BookChanges(
+            var changes = BookChanges(
                 title: title, author: author, folder: folder, memo: memo, addTags: tags, removeTags: untags)
+            changes.lang = lang?.lowercased()
             let selected = try await library.resolve(book)
             var info: BookInfo?
             if let password { info = try await library.setPassword(selected, password) }

@@ -14,11 +14,19 @@ extension Margin {
                 "start"); a phrase broken across lines or hyphenated at \
                 a line end is still found. Pages are 1-based.
 
+                Words are also found in their other forms, in each book's language (Snowball's \
+                stemmers; 'margin edit BOOK --lang L' corrects a language told wrong, --lang L here \
+                stems in L for every book): "studies" finds "study" and "studied". A "quoted" word \
+                or phrase and =word are matched as typed; so is everything with --exact (the pages \
+                pdfgrep -i finds), --case-sensitive, --whole-word or --regex. Curly quotes, apostrophes and dashes match the straight \
+                ones a keyboard types ("don't" finds "don’t").
+
                 Ranking: first the pages where each single-word term stands as a whole word, then \
-                those where one is only inside longer words ("art" in "start"), so pieces of words \
-                never push whole words down; within each, by bm25 (how often the terms are on the \
-                page, the rarer terms weighing more, shorter pages first), or in library order when \
-                the query matches more than 2,000 pages (a common word). Hits are grouped by book.
+                those holding another form of one (its stem's), then those where one is only inside \
+                longer words ("art" in "start"), so neither pushes whole words down; within each, \
+                by bm25 (how often the terms are on the page, the rarer terms weighing more, shorter \
+                pages first), or in library order when the query matches more than 2,000 pages (a \
+                common word). Hits are grouped by book.
 
                 No matches is not an error: the exit status is 0 and stderr says "no matches" \
                 (with --json, stdout is []). When --limit cuts the results short, stderr says so.
@@ -27,7 +35,8 @@ extension Margin {
                 the page text. --regex takes one ICU regular expression.
 
                 With --json a page hit says "matchKind": "word" when every term stands on the page \
-                as a whole word somewhere, "piece" when one is only inside words ("art" in "start"). \
+                as a whole word somewhere, "stem" when one is there only in another form, "piece" \
+                when one is only inside words ("art" in "start"). \
                 Snippets go where the most terms are together and mark every match there.
 
                 When hits are few (fewer than 3), a word the library holds on fewer than 3 pages is \
@@ -76,11 +85,23 @@ extension Margin {
         @Flag(help: "With --json: {\"hits\": [...], \"suggestions\": [...]} (queries the library answers better).")
         var suggest = false
 
+        @Option(
+            help: ArgumentHelp(
+                "Find other forms of the words in this language (en, de, fr, …), not each book's.", valueName: "L"))
+        var lang: String?
+
+        @Flag(help: "Match the words as typed, not in other forms (as pdfgrep does).")
+        var exact = false
+
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard limit >= 0 else { throw ValidationError("--limit must be 0 (all) or more") }
             if regex && annotations { throw ValidationError("--regex and --annotations can't be combined") }
+            if let lang, !Languages.known.contains(lang.lowercased()) {
+                throw ValidationError(
+                    "'\(lang)' is not a language margin knows; one of: \(Languages.known.joined(separator: ", "))")
+            }
         }
 
         func run() async throws {
@@ -91,6 +112,8 @@ extension Margin {
             // A search only reads: books not indexed yet are named, with what indexes them.
             options.folder = folder
             options.tag = tag
+            options.lang = lang?.lowercased()
+            options.stems = !exact
             options.listUnindexed = !annotations
             options.suggest = !annotations
             let results = try await library.search(query, options: options)

@@ -168,6 +168,7 @@ func metadataLines(_ book: Book) -> [(String, String)] {
     var lines = [(String, String)]()
     if let year = book.year { lines.append(("year", String(year))) }
     if let type = book.workType { lines.append(("type", type)) }
+    if let lang = book.lang { lines.append(("language", lang)) }
     if let venue = book.venue { lines.append(("venue", venue)) }
     if let publisher = book.publisher { lines.append(("publisher", publisher)) }
     if let doi = book.doi { lines.append(("doi", doi)) }

@@ -51,6 +51,10 @@ public struct Book: Model, Equatable {
     public var workType: String?
     /// Where the year came from, to rank what is found later against it (`YearSource`).
     public var yearSource: String?
+    /// The language it is written in (ISO 639-1: "en", "de"), told from its text when indexed
+    /// (`Languages.detect`) or set by hand (then `userFields` holds "lang"); its words are
+    /// stemmed in it. Nil when not clear.
+    public var lang: String?
 
     /// A new book; `uuid` is given when one is read back (a new UUID reads /dev/urandom: an
     /// open, a read and a close a book, for `list` of a whole library).

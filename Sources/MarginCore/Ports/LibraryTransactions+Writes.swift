@@ -349,6 +349,7 @@ private func storeText(_ text: PagesText, for book: inout Book, _ store: any Sto
     book.ocrPages = read.count
     book.ocrConfidence = read.isEmpty ? nil : read.map(\.confidence).reduce(0, +) / Double(read.count)
     book.textlessPages = text.textless
+    if !book.userFields.contains("lang") { book.lang = Languages.detect(text.pages.map(\.text)) }
     book.indexedAt = now
     try store.update(book)
 }

@@ -20,8 +20,13 @@ public protocol TextIndex {
     /// How many pages the index says hold every term, counting no further than `cap` (so the
     /// count costs the same in a library of any size); nil when no term is long enough to ask it.
     func countCandidatePages(containing terms: [String], books: [Int64]?, cap: Int) throws -> Int?
+    /// The same of a tier of candidates (`WordTier`).
+    func countCandidatePages(containing terms: [String], words: WordTier, books: [Int64]?, cap: Int) throws -> Int?
     /// Every page (of the books, or all), in book and page order, until `visit` returns false.
     func scanPages(books: [Int64]?, visit: (PageText) throws -> Bool) throws
+    /// Words of the index's vocabulary starting with `prefix` (folded), in order; nil when there
+    /// are more than `limit`: where a word's other forms (its stem's) are looked for.
+    func vocabulary(startingWith prefix: String, limit: Int) throws -> [String]?
     /// Highlights and memos whose folded text (highlight text and note, memo text) contains
     /// every folded term, best first: ("highlight" | "memo", id). Candidates only.
     func candidateAnnotations(containing terms: [String], books: [Int64]?) throws -> [(kind: String, id: Int64)]
@@ -43,12 +48,31 @@ extension TextIndex {
 
 /// Candidate pages by the whole words they hold: a search shows first the pages holding each of
 /// its one-word terms as a word of the index (not only inside longer words: "art" on the page,
-/// not only "start"), then the rest. Each tier keeps the order the candidates have together.
-public enum WordTier: Hashable, Sendable {
+/// not only "start"), then those holding another form of them (a stem's), then the rest. Each
+/// tier keeps the order the candidates have together.
+public struct WordTier: Hashable, Sendable {
+    /// The page holds a word of each group (each folded index words), or more.
+    public var holding: [[String]]
+    /// Pages holding a word of each of these groups are left out (none left out when empty).
+    public var notHolding: [[String]]
+
+    public init(holding: [[String]] = [], notHolding: [[String]] = []) {
+        self.holding = holding
+        self.notHolding = notHolding
+    }
+
     /// Every candidate.
-    case any
-    /// The candidates holding each of these words (folded index words) as a word.
-    case holding([String])
+    public static let any = WordTier()
+
+    /// The candidates holding each of these words as a word.
+    public static func holding(_ words: [String]) -> WordTier { WordTier(holding: words.map { [$0] }) }
+
     /// The candidates lacking one of these words or more: the rest.
-    case lacking([String])
+    public static func lacking(_ words: [String]) -> WordTier { WordTier(notHolding: words.map { [$0] }) }
+
+    /// A key for counts made of this tier's pages.
+    public var key: String {
+        func groups(_ list: [[String]]) -> String { list.map { $0.joined(separator: "|") }.joined(separator: "&") }
+        return groups(holding) + "\u{1}" + groups(notHolding)
+    }
 }

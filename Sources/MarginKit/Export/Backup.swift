@@ -36,6 +36,8 @@ public struct Backup: Codable, Sendable, Equatable {
         @Null public var publisher: String?
         /// What kind of work it is (Crossref's type: `journal-article`, `proceedings-article`, …).
         @Null public var workType: String?
+        /// The language set by hand (`edit --lang`); nil when margin tells it from the text.
+        @Null public var lang: String?
         /// When this library's user last opened it (ISO 8601).
         @Null public var openedAt: String?
         public var bookmarks: [BookmarkEntry]
@@ -110,7 +112,8 @@ extension Backup.BookEntry {
             pages: book.pages, bytes: book.bytes, sources: sources, folder: book.folder, tags: tags, memo: book.memo,
             addedAt: isoDate(book.addedAt), updatedAt: isoDate(book.updatedAt), doi: book.doi, arxiv: book.arxiv,
             year: book.year, citationKey: book.citationKey, venue: book.venue, publisher: book.publisher,
-            workType: book.workType, openedAt: book.openedAt.map(isoDate),
+            workType: book.workType, lang: book.userFields.contains("lang") ? book.lang : nil,
+            openedAt: book.openedAt.map(isoDate),
             bookmarks: bookmarks.map { $0.entry(in: guide) }, highlights: highlights.map { $0.entry(in: guide) },
             memos: memos.map { $0.entry(in: guide) })
     }

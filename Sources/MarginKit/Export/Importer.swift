@@ -135,6 +135,10 @@ extension Library {
         book.venue = entry.venue
         book.publisher = entry.publisher
         book.workType = entry.workType.flatMap(WorkType.known)
+        if let lang = entry.lang, Languages.known.contains(lang) {
+            book.lang = lang
+            book.userFields.append("lang")
+        }
         if entry.year != nil { book.yearSource = YearSource.restored }
         book.addedAt = try date(entry.addedAt, at: place + ".addedAt")
         book.updatedAt = try date(entry.updatedAt, at: place + ".updatedAt")

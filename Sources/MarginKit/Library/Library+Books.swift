@@ -39,6 +39,9 @@ public struct BookChanges: Sendable {
     public var memo: String?
     public var addTags: [String] = []
     public var removeTags: [String] = []
+    /// The language its words are stemmed in (`Languages.known`), or "auto" to tell it from the
+    /// text again.
+    public var lang: String?
 
     public init(
         title: String? = nil, author: String? = nil, folder: String? = nil, memo: String? = nil, addTags: [String] = [],
@@ -54,6 +57,7 @@ public struct BookChanges: Sendable {
 
     public var isEmpty: Bool {
         title == nil && author == nil && folder == nil && memo == nil && addTags.isEmpty && removeTags.isEmpty
+            && lang == nil
     }
 }
 
@@ -123,6 +127,24 @@ extension Library {
         try checkNoNUL(changes.author, what: "an author")
         try checkNoNUL(changes.folder, what: "a folder")
         for tag in changes.addTags { try checkNoNUL(tag, what: "a tag") }
+        var detected: String?
+        if let lang = changes.lang {
+            if lang == "auto" {
+                let texts = try await repository.read { store in
+                    try store.fetch(
+                        Query<PageText>().filter(PageText.Fields.bookId == (book.id ?? -1)).sorted(
+                            by: PageText.Fields.number.ascending
+                        ).limit(200)
+                    ).map(\.text)
+                }
+                detected = Languages.detect(texts)
+            } else if !Languages.known.contains(lang) {
+                throw MarginError.invalidArgument(
+                    "'\(lang)' is not a language margin knows; one of: \(Languages.known.joined(separator: ", ")), "
+                        + "or auto (told from the text)")
+            }
+        }
+        let told = detected
         let updated = try await database.updateBook(
             id: book.id ?? -1, addTags: normalizedTags(changes.addTags), removeTags: normalizedTags(changes.removeTags),
             now: now
@@ -138,6 +160,12 @@ extension Library {
             }
             if let folder = changes.folder { current.folder = normalizedFolder(folder) }
             if let memo = changes.memo { current.memo = memo.isEmpty ? nil : memo }
+            // A language set by hand stays through a refresh; "auto" gives it back to the text.
+            if let lang = changes.lang {
+                current.lang = lang == "auto" ? told : lang
+                current.userFields.removeAll { $0 == "lang" }
+                if lang != "auto" { current.userFields.append("lang") }
+            }
         }
         return try await info(updated)
     }

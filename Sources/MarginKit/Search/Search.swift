@@ -36,6 +36,11 @@ public struct SearchOptions: Sendable {
     /// When hits are few (fewer than `fewHits`), look for queries the library answers better:
     /// each misspelt word replaced by a word of the library a couple of edits away.
     public var suggest = false
+    /// Stem the query in this language (ISO 639-1) whatever the books' own; nil: each book's.
+    public var lang: String?
+    /// Words are also found in their other forms (the same stem, in each book's language), ranked
+    /// after the words as typed; off for exact searches (--case-sensitive, --whole-word).
+    public var stems = true
     /// When `timeLimit` runs out (set as the search starts).
     var deadline: Date?
 
@@ -143,10 +148,13 @@ extension Library {
         return try await repository.read { [options] store in
             var options = options
             options.books = try self.scope(options, store)
-            var hits =
-                options.regex
-                ? try self.regexHits(query, options: options, store)
-                : try self.termHits(query, options: options, store)
+            var stemmed = [(terms: [String], words: WordTier, books: [Int64]?)]()
+            var hits: [SearchHit]
+            if options.regex {
+                hits = try self.regexHits(query, options: options, store)
+            } else {
+                (hits, stemmed) = try self.termHits(query, options: options, store)
+            }
             // Titles only for the books hit: a large library isn't decoded for a search.
             let ids = Array(Set(hits.map(\.book)))
             let books = ids.isEmpty ? [] : try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
@@ -167,14 +175,28 @@ extension Library {
             if options.suggest, !options.regex, hits.count < fewHits {
                 results.suggestions = try suggestedQueries(for: query, found: hits.count, options: options, store)
             }
+            let indexTerms = options.regex ? [] : try distinctQueryTerms(query).map(foldedTerm).map(scalarString)
             if more, !options.regex,
                 case let cap = limit + max(1, options.countUpTo),
-                let total = try store.textIndex.countCandidatePages(
-                    containing: try distinctQueryTerms(query).map(foldedTerm).map(scalarString),
-                    books: options.books, cap: cap)
+                var total = try store.textIndex.countCandidatePages(
+                    containing: indexTerms, books: options.books, cap: cap)
             {
+                if !stemmed.isEmpty {
+                    // Pages holding other forms of the words are not all among the pieces': the
+                    // tiers above the pieces, counted apart, are as many at least.
+                    var tiers =
+                        try store.textIndex.countCandidatePages(
+                            containing: indexTerms, words: .holding(indexTerms.filter(isOneIndexWord)),
+                            books: options.books, cap: cap) ?? 0
+                    for tier in stemmed {
+                        tiers +=
+                            try store.textIndex.countCandidatePages(
+                                containing: tier.terms, words: tier.words, books: tier.books, cap: cap) ?? 0
+                    }
+                    total = min(cap, max(total, tiers))
+                }
                 results.moreCount = max(0, total - limit)
-                results.moreIsAtLeast = total >= cap
+                results.moreIsAtLeast = total >= cap || !stemmed.isEmpty
                 results.moreIsExact =
                     !options.caseSensitive && !options.wholeWord && !results.moreIsAtLeast
                     && wholeWordTerms(query).isEmpty
@@ -183,7 +205,12 @@ extension Library {
         }
     }
 
-    private func termHits(_ query: String, options: SearchOptions, _ store: any StoreReader) throws -> [SearchHit] {
+    /// The page hits, and the tiers of pages holding other forms of its words that were asked for
+    /// (the index's terms, the tier, the books).
+    private func termHits(
+        _ query: String, options: SearchOptions, _ store: any StoreReader
+    ) throws -> (hits: [SearchHit], stemmed: [(terms: [String], words: WordTier, books: [Int64]?)]) {
+        var stemmed = [(terms: [String], words: WordTier, books: [Int64]?)]()
         let terms = try distinctQueryTerms(query, caseSensitive: options.caseSensitive)
         let folded = terms.map(foldedTerm)
         let cased = terms.map(casedTerm)
@@ -213,8 +240,9 @@ extension Library {
             hits.append(hit)
             return options.limit == 0 || hits.count < options.limit
         }
-        // Whole words first: the pages holding each one-word term as a word, then the rest, each
-        // tier in the index's order (`WordTier`).
+        // Whole words first: the pages holding each one-word term as a word, then those holding
+        // another form of them (`StemPlan`), then the rest, each tier in the index's order
+        // (`WordTier`).
         let words = indexTerms.filter(isOneIndexWord)
         if words.isEmpty {
             try store.textIndex.candidatePages(containing: indexTerms, books: options.books, visit: visit)
@@ -224,13 +252,84 @@ extension Library {
                 going = visit($0)
                 return going
             }
+            var seen = Set<PageKey>()
+            if going, !over, options.stems, !options.caseSensitive, !options.wholeWord {
+                let stemmable = Set(
+                    rawTerms(query).filter { !$0.quoted && !$0.text.hasPrefix("=") }.map {
+                        scalarString(foldedTerm($0.text))
+                    })
+                let plans = try stemPlans(words.filter(stemmable.contains), options: options, store)
+                for plan in plans where going && !over {
+                    // Each term as typed or in another form, standing as a word.
+                    let forms = folded.map { term in
+                        [term] + (plan.variants[scalarString(term)] ?? []).map { Array($0.unicodeScalars) }
+                    }
+                    let holding = words.map { [$0] + (plan.variants[$0] ?? []) }
+                    // The index is asked for the pieces the forms share ("stud" for "studies"
+                    // and "study"); a term whose forms share too little is left to the words.
+                    let asked = indexTerms.compactMap { term -> String? in
+                        guard let variants = plan.variants[term] else { return term }
+                        let shared = variants.reduce(term) { commonPrefix($0, $1) }
+                        return shared.unicodeScalars.count >= 3 ? shared : nil
+                    }
+                    let tier = WordTier(holding: holding, notHolding: words.map { [$0] })
+                    stemmed.append((asked, tier, plan.books))
+                    try store.textIndex.candidatePages(containing: asked, words: tier, books: plan.books) { page in
+                        if options.isOver {
+                            over = true
+                            return false
+                        }
+                        let hit: SearchHit?
+                        if let plain = PlainText(page.text) {
+                            hit = stemHit(plain, page, forms: forms, stemmed: plan.variants, options)
+                        } else {
+                            hit = stemHit(
+                                SearchableText(page.text), page, forms: forms, stemmed: plan.variants, options)
+                        }
+                        guard let hit else { return true }
+                        // Shown here, so not again with the rest.
+                        seen.insert(PageKey(page))
+                        hits.append(hit)
+                        going = options.limit == 0 || hits.count < options.limit
+                        return going
+                    }
+                }
+            }
             if going, !over {
                 try store.textIndex.candidatePages(
-                    containing: indexTerms, words: .lacking(words), books: options.books, visit: visit)
+                    containing: indexTerms, words: .lacking(words), books: options.books
+                ) { page in
+                    seen.isEmpty || !seen.contains(PageKey(page)) ? visit(page) : true
+                }
             }
         }
         if over { throw options.overError }
-        return hits
+        return (hits, stemmed)
+    }
+
+    /// The hit on a page holding every term in one of its forms (`forms`: the term first, then
+    /// its other forms, found as whole words; the terms without others as usual), its kind `stem`.
+    private func stemHit<Text: MatchableText>(
+        _ text: Text, _ page: PageText, forms: [[[Unicode.Scalar]]], stemmed: [String: [String]],
+        _ options: SearchOptions
+    ) -> SearchHit? {
+        var all = [[Range<Int>]]()
+        for termForms in forms {
+            let term = termForms[0]
+            let found: [Range<Int>]
+            if termForms.count == 1 {
+                found = text.foldedMatches(term, wholeWord: false, first: false)
+            } else {
+                found = termForms.flatMap { text.foldedMatches($0, wholeWord: true, first: false) }
+                    .sorted { $0.lowerBound < $1.lowerBound }
+            }
+            if found.isEmpty { return nil }
+            all.append(found)
+        }
+        let marked = text.snippet(marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
+        var hit = SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: all[0].count)
+        hit.matchKind = "stem"
+        return hit
     }
 
     /// The hit on a page holding every term, with a snippet where the terms are together.
@@ -509,4 +608,76 @@ private func labelPages(_ hits: inout [SearchHit], _ store: any StoreReader) thr
     for index in hits.indices {
         hits[index].pageLabel = guides[hits[index].book]?.label(of: hits[index].page)
     }
+}
+
+/// A page, by its book and number.
+private struct PageKey: Hashable {
+    let book: Int64
+    let page: Int
+
+    init(_ page: PageText) {
+        book = page.bookId
+        self.page = page.number
+    }
+}
+
+/// The longest start two words share.
+private func commonPrefix(_ a: String, _ b: String) -> String {
+    String(String.UnicodeScalarView(zip(a.unicodeScalars, b.unicodeScalars).prefix { $0 == $1 }.map(\.0)))
+}
+
+/// Other forms of a search's words in one language: the vocabulary's words with the same stem
+/// ("study", "studied" for "studies" in English), for the books in that language.
+struct StemPlan {
+    var language: String
+    /// The books written in it (nil: every book the search reads).
+    var books: [Int64]?
+    /// For each word (folded) with other forms, those forms.
+    var variants: [String: [String]]
+}
+
+/// How many words starting as a stem does are read to find its forms; past that (a stem that
+/// starts a great many words) the word is not stemmed.
+let stemVocabulary = 2_000
+
+/// The other forms of `words` (folded one-word terms) in the languages of the books searched
+/// (or `options.lang`), a plan a language that finds some; none without a stemmer.
+func stemPlans(_ words: [String], options: SearchOptions, _ store: any StoreReader) throws -> [StemPlan] {
+    guard let stemmer = Stemmers.current else { return [] }
+    let words = words.filter { word in
+        word.unicodeScalars.count >= 3 && word.unicodeScalars.allSatisfy { $0.properties.isAlphabetic }
+    }
+    guard !words.isEmpty else { return [] }
+    var languages = [(language: String, books: [Int64]?)]()
+    if let lang = options.lang {
+        languages = [(lang, options.books)]
+    } else {
+        var query = Query<Book>()
+        if let books = options.books { query = query.filter(Book.Fields.id.isIn(books)) }
+        let books = try store.fetch(query)
+        var byLanguage = [String: [Int64]]()
+        for book in books { if let lang = book.lang, let id = book.id { byLanguage[lang, default: []].append(id) } }
+        for (language, ids) in byLanguage.sorted(by: { ($0.value.count, $1.key) > ($1.value.count, $0.key) }) {
+            // All the books searched in one language: no list of books to ask the index for.
+            languages.append((language, ids.count == books.count ? options.books : ids))
+        }
+    }
+    var plans = [StemPlan]()
+    for (language, books) in languages where stemmer.languages.contains(language) {
+        guard let stems = stemmer.stems(words, language: language) else { continue }
+        var variants = [String: [String]]()
+        for (word, stem) in zip(words, stems) {
+            let start =
+                stem.unicodeScalars.count > 3 ? String(String.UnicodeScalarView(stem.unicodeScalars.dropLast())) : stem
+            guard start.unicodeScalars.count >= 3,
+                let vocabulary = try store.textIndex.vocabulary(startingWith: start, limit: stemVocabulary)
+            else { continue }
+            let others = vocabulary.filter { $0 != word && isOneIndexWord($0) }
+            guard !others.isEmpty, let otherStems = stemmer.stems(others, language: language) else { continue }
+            let forms = zip(others, otherStems).filter { $0.1 == stem }.map(\.0)
+            if !forms.isEmpty { variants[word] = Array(forms.prefix(64)) }
+        }
+        if !variants.isEmpty { plans.append(StemPlan(language: language, books: books, variants: variants)) }
+    }
+    return plans
 }

@@ -13,7 +13,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, uuid, title, author, pages, sha256, bytes, sources, folder, tags, memo
         case addedAt, updatedAt, openedAt, cached, file, encrypted, textlessPages, indexed, addedBy
-        case doi, arxiv, year, citationKey, venue, publisher, workType, ocrPages, ocrConfidence
+        case doi, arxiv, year, citationKey, venue, publisher, workType, ocrPages, ocrConfidence, lang
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -45,6 +45,7 @@ public struct BookInfo: Sendable, Encodable, Equatable {
         try container.encode(book.venue, forKey: .venue)
         try container.encode(book.publisher, forKey: .publisher)
         try container.encode(book.workType, forKey: .workType)
+        try container.encode(book.lang, forKey: .lang)
         try container.encode(book.ocrPages, forKey: .ocrPages)
         try container.encode(book.ocrConfidence.map(roundedConfidence), forKey: .ocrConfidence)
     }
@@ -81,6 +82,8 @@ extension BookInfo {
         json.integer(book.id ?? 0)
         json.key("indexed")
         json.bool(book.indexedAt != nil)
+        json.key("lang")
+        json.string(book.lang)
         json.key("memo")
         json.string(book.memo)
         json.key("ocrConfidence")

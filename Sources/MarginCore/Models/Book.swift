@@ -88,6 +88,7 @@ public struct Book: Model, Equatable {
         public static let ocrPages = Field<Book, Int>("ocrPages")
         public static let pages = Field<Book, Int>("pages")
         public static let citationKey = Field<Book, String?>("citationKey")
+        public static let lang = Field<Book, String?>("lang")
     }
 }
 

@@ -641,43 +641,51 @@ struct StemPlan {
 let stemVocabulary = 2_000
 
 /// The other forms of `words` (folded one-word terms) in the languages of the books searched
-/// (or `options.lang`), a plan a language that finds some; none without a stemmer.
+/// (or `options.lang`), a plan a language that finds some; none without a stemmer. The books'
+/// languages are asked only for a language whose stemmer finds other forms in the vocabulary
+/// (most rare words have none: their search asks nothing more).
 func stemPlans(_ words: [String], options: SearchOptions, _ store: any StoreReader) throws -> [StemPlan] {
     guard let stemmer = Stemmers.current else { return [] }
     let words = words.filter { word in
         word.unicodeScalars.count >= 3 && word.unicodeScalars.allSatisfy { $0.properties.isAlphabetic }
     }
     guard !words.isEmpty else { return [] }
-    var languages = [(language: String, books: [Int64]?)]()
-    if let lang = options.lang {
-        languages = [(lang, options.books)]
-    } else {
-        var query = Query<Book>()
-        if let books = options.books { query = query.filter(Book.Fields.id.isIn(books)) }
-        let books = try store.fetch(query)
-        var byLanguage = [String: [Int64]]()
-        for book in books { if let lang = book.lang, let id = book.id { byLanguage[lang, default: []].append(id) } }
-        for (language, ids) in byLanguage.sorted(by: { ($0.value.count, $1.key) > ($1.value.count, $0.key) }) {
-            // All the books searched in one language: no list of books to ask the index for.
-            languages.append((language, ids.count == books.count ? options.books : ids))
-        }
-    }
+    let languages = options.lang.map { [$0] } ?? Languages.known.filter(stemmer.languages.contains)
+    var vocabularies = [String: [String]?]()
+    var searched: Int?
     var plans = [StemPlan]()
-    for (language, books) in languages where stemmer.languages.contains(language) {
+    for language in languages {
         guard let stems = stemmer.stems(words, language: language) else { continue }
         var variants = [String: [String]]()
         for (word, stem) in zip(words, stems) {
-            let start =
-                stem.unicodeScalars.count > 3 ? String(String.UnicodeScalarView(stem.unicodeScalars.dropLast())) : stem
-            guard start.unicodeScalars.count >= 3,
-                let vocabulary = try store.textIndex.vocabulary(startingWith: start, limit: stemVocabulary)
-            else { continue }
+            let scalars = stem.unicodeScalars
+            let start = scalars.count > 3 ? String(String.UnicodeScalarView(scalars.dropLast())) : stem
+            guard start.unicodeScalars.count >= 3 else { continue }
+            if vocabularies[start] == nil {
+                vocabularies[start] = .some(try store.textIndex.vocabulary(startingWith: start, limit: stemVocabulary))
+            }
+            guard case .some(.some(let vocabulary)) = vocabularies[start] else { continue }
             let others = vocabulary.filter { $0 != word && isOneIndexWord($0) }
             guard !others.isEmpty, let otherStems = stemmer.stems(others, language: language) else { continue }
             let forms = zip(others, otherStems).filter { $0.1 == stem }.map(\.0)
             if !forms.isEmpty { variants[word] = Array(forms.prefix(64)) }
         }
-        if !variants.isEmpty { plans.append(StemPlan(language: language, books: books, variants: variants)) }
+        guard !variants.isEmpty else { continue }
+        var books = options.books
+        if options.lang == nil {
+            // The books in this language, of those searched (all of them: no list to ask with).
+            var inLanguage = Query<Book>().filter(Book.Fields.lang == language)
+            var all = Query<Book>()
+            if let scope = options.books {
+                inLanguage = inLanguage.filter(Book.Fields.id.isIn(scope))
+                all = all.filter(Book.Fields.id.isIn(scope))
+            }
+            let count = try store.count(inLanguage)
+            guard count > 0 else { continue }
+            if searched == nil { searched = try store.count(all) }
+            if count < searched ?? 0 { books = try store.fetch(inLanguage).compactMap(\.id) }
+        }
+        plans.append(StemPlan(language: language, books: books, variants: variants))
     }
     return plans
 }

@@ -119,7 +119,8 @@ def recoll_config(folder, files_dir):
 
 
 def margin_pages(word, env):
-    out = output([MARGIN, "search", "--json", "--limit", "0", word], env=env)
+    # As typed (--exact): the pages pdfgrep -i finds, not the word's other forms.
+    out = output([MARGIN, "search", "--json", "--limit", "0", "--exact", word], env=env)
     hits = json.loads(out) if out.strip() else []
     return {(hit["book"], hit["page"]) for hit in hits}
 

@@ -360,9 +360,12 @@ private func wordsConditions(_ words: WordTier, id: String) -> [(String, String)
             return words.count == 1 ? words[0] : "(" + words.joined(separator: " OR ") + ")"
         }.joined(separator: " AND ")
     }
+    // `+id`: a filter on the rows found, never a constraint FTS5 is given. Given one, it
+    // evaluates the whole MATCH again for each page of the tier (for "the", the 160 words holding
+    // it for each of 9,905 pages: 1.9 s, against 13 ms).
     var conditions = [(String, String)]()
-    if !words.holding.isEmpty { conditions.append(("\(id) IN \(subquery)", query(words.holding))) }
-    if !words.notHolding.isEmpty { conditions.append(("\(id) NOT IN \(subquery)", query(words.notHolding))) }
+    if !words.holding.isEmpty { conditions.append(("+\(id) IN \(subquery)", query(words.holding))) }
+    if !words.notHolding.isEmpty { conditions.append(("+\(id) NOT IN \(subquery)", query(words.notHolding))) }
     return conditions
 }
 

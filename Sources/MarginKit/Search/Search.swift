@@ -176,18 +176,22 @@ extension Library {
                 results.suggestions = try suggestedQueries(for: query, found: hits.count, options: options, store)
             }
             let indexTerms = options.regex ? [] : try distinctQueryTerms(query).map(foldedTerm).map(scalarString)
+            let cap = limit + max(1, options.countUpTo)
+            // The pages of the first tier, counted as it was read: when they alone reach the cap,
+            // so do all the candidates (for a common word, no count of all the pieces).
+            let words = indexTerms.filter(isOneIndexWord)
+            let first =
+                more && !options.regex && !words.isEmpty
+                ? try store.textIndex.countCandidatePages(
+                    containing: indexTerms, words: .holding(words), books: options.books, cap: cap) : nil
             if more, !options.regex,
-                case let cap = limit + max(1, options.countUpTo),
-                var total = try store.textIndex.countCandidatePages(
-                    containing: indexTerms, books: options.books, cap: cap)
+                var total = try first.flatMap({ $0 >= cap ? $0 : nil })
+                    ?? store.textIndex.countCandidatePages(containing: indexTerms, books: options.books, cap: cap)
             {
                 if !stemmed.isEmpty {
                     // Pages holding other forms of the words are not all among the pieces': the
                     // tiers above the pieces, counted apart, are as many at least.
-                    var tiers =
-                        try store.textIndex.countCandidatePages(
-                            containing: indexTerms, words: .holding(indexTerms.filter(isOneIndexWord)),
-                            books: options.books, cap: cap) ?? 0
+                    var tiers = first ?? 0
                     for tier in stemmed {
                         tiers +=
                             try store.textIndex.countCandidatePages(

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --bench
 scripts/build-release.sh
 python3 bench/bench.py "$@"
+# Search quality: nDCG@10 and recall@50 on the judged queries (bench/judged.py).
+{ echo; python3 bench/judged.py margin=.build/release/margin; } | tee -a bench/RESULTS.md
 # The reader's server under 8 concurrent clients, on the library bench.py built.
 { echo; python3 bench/serve-load.py; } | tee -a bench/RESULTS.md
 # Both backends on that library: a throwaway PostgreSQL cluster (as the tests start one).

@@ -135,8 +135,7 @@ extension ReaderServer {
         options.stems = !flag(query.get("exact"))
         if let lang = nonEmptyParameter(query.get("lang"))?.lowercased() {
             guard Languages.known.contains(lang) else {
-                throw MarginError.invalidArgument(
-                    "'\(lang)' is not a language margin knows; one of: \(Languages.known.joined(separator: ", "))")
+                throw MarginError.invalidArgument(Languages.unknown(lang))
             }
             options.lang = lang
         }

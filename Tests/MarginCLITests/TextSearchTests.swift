@@ -547,6 +547,20 @@ import Testing
         #expect(wrong.stderr.contains("'xx' is not a language margin knows"), "\(wrong.stderr)")
         let search = try box.fails("search", "study", "--lang", "klingon")
         #expect(search.stderr.contains("is not a language margin knows"), "\(search.stderr)")
+        // The reader's search: other forms unless `exact`; `lang` as on the command line.
+        let server = try RunningServer(box)
+        defer { _ = server.stop() }
+        func kinds(_ query: String) throws -> [String] {
+            let (status, body) = try fetch(server.url + "/api/search?limit=0&q=" + query)
+            #expect(status == 200, "\(body)")
+            let hits = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]])
+            return hits.map { "\($0["book"] ?? "?")p\($0["page"] ?? "?") \($0["matchKind"] ?? "-")" }
+        }
+        #expect(try kinds("study").count == 3)
+        #expect(try kinds("study&exact=1") == ["1p2 word"])
+        #expect(try kinds("haus&lang=en") == ["2p2 word", "2p1 piece"])
+        let (status, body) = try fetch(server.url + "/api/search?q=haus&lang=xx")
+        #expect(status == 400 && body.contains("is not a language margin knows"), "\(status) \(body)")
     }
 
     @Test(

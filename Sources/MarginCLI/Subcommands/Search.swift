@@ -99,8 +99,7 @@ extension Margin {
             guard limit >= 0 else { throw ValidationError("--limit must be 0 (all) or more") }
             if regex && annotations { throw ValidationError("--regex and --annotations can't be combined") }
             if let lang, !Languages.known.contains(lang.lowercased()) {
-                throw ValidationError(
-                    "'\(lang)' is not a language margin knows; one of: \(Languages.known.joined(separator: ", "))")
+                throw ValidationError(Languages.unknown(lang))
             }
         }
 

@@ -48,6 +48,11 @@ public enum Languages {
     /// Chinese and Japanese (told by their scripts).
     public static let known: [String] = (Array(commonWords.keys) + ["ja", "zh"]).sorted()
 
+    /// What to say of a language margin doesn't know.
+    public static func unknown(_ code: String) -> String {
+        "'\(code)' is not a language margin knows; one of: \(known.joined(separator: ", "))"
+    }
+
     /// How many words of a book are read to tell its language.
     static let sample = 5_000
 

@@ -139,9 +139,7 @@ extension Library {
                 }
                 detected = Languages.detect(texts)
             } else if !Languages.known.contains(lang) {
-                throw MarginError.invalidArgument(
-                    "'\(lang)' is not a language margin knows; one of: \(Languages.known.joined(separator: ", ")), "
-                        + "or auto (told from the text)")
+                throw MarginError.invalidArgument(Languages.unknown(lang) + ", or auto (told from the text)")
             }
         }
         let told = detected

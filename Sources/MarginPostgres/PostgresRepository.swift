@@ -145,7 +145,18 @@ private func leased<T: Sendable>(path: String, _ work: @escaping @Sendable (Leas
             Task {
                 let result = await task.result
                 watch.cancel()
-                once.resume(result)
+                // Failing before it had a connection, the work failed to get one (the pool gives up
+                // at the same 10 s the watch does, and may answer first): the database unreachable.
+                if case .failure(let error) = result, !(error is StoreError), !(error is CancellationError),
+                    !lease.state.leased
+                {
+                    once.resume(
+                        .failure(
+                            StoreError.unreachable(
+                                path: path, reason: "\(noConnection) within \(leaseTimeout.components.seconds) s")))
+                } else {
+                    once.resume(result)
+                }
             }
             Task {
                 if let reason = try? await watch.value {

@@ -294,7 +294,7 @@ extension SQLiteStore {
         guard books.count == 1, let book = books.first else {
             let marks = Array(repeating: "?", count: books.count).joined(separator: ",")
             return (
-                "page_words MATCH ? AND rowid IN (SELECT id FROM page WHERE bookId IN (\(marks)))",
+                "page_words MATCH ? AND +rowid IN (SELECT id FROM page WHERE bookId IN (\(marks)))",
                 [match] + StatementArguments(books)
             )
         }
@@ -302,7 +302,7 @@ extension SQLiteStore {
         let low: Int64 = range?[0] ?? 0
         let high: Int64 = range?[1] ?? -1
         return (
-            "page_words MATCH ? AND rowid BETWEEN ? AND ? AND rowid IN (SELECT id FROM page WHERE bookId = ?)",
+            "page_words MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (SELECT id FROM page WHERE bookId = ?)",
             [match, low, high, book]
         )
     }

@@ -656,7 +656,6 @@ func stemPlans(_ words: [String], options: SearchOptions, _ store: any StoreRead
     guard !words.isEmpty else { return [] }
     let languages = options.lang.map { [$0] } ?? Languages.known.filter(stemmer.languages.contains)
     var vocabularies = [String: [String]?]()
-    var searched: Int?
     var plans = [StemPlan]()
     for language in languages {
         guard let stems = stemmer.stems(words, language: language) else { continue }
@@ -678,16 +677,15 @@ func stemPlans(_ words: [String], options: SearchOptions, _ store: any StoreRead
         var books = options.books
         if options.lang == nil {
             // The books in this language, of those searched (all of them: no list to ask with).
+            // Books whose language isn't known (scans, a page of figures) go with the only one.
             var inLanguage = Query<Book>().filter(Book.Fields.lang == language)
-            var all = Query<Book>()
+            var others = Query<Book>().filter(Book.Fields.lang != language && !Book.Fields.lang.isNull)
             if let scope = options.books {
                 inLanguage = inLanguage.filter(Book.Fields.id.isIn(scope))
-                all = all.filter(Book.Fields.id.isIn(scope))
+                others = others.filter(Book.Fields.id.isIn(scope))
             }
-            let count = try store.count(inLanguage)
-            guard count > 0 else { continue }
-            if searched == nil { searched = try store.count(all) }
-            if count < searched ?? 0 { books = try store.fetch(inLanguage).compactMap(\.id) }
+            guard try store.count(inLanguage) > 0 else { continue }
+            if try store.count(others) > 0 { books = try store.fetch(inLanguage).compactMap(\.id) }
         }
         plans.append(StemPlan(language: language, books: books, variants: variants))
     }

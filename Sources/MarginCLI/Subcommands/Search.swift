@@ -14,9 +14,9 @@ extension Margin {
                 "start"); a phrase broken across lines or hyphenated at \
                 a line end is still found. Pages are 1-based.
 
-                Words are also found in their other forms, in each book's language (Snowball's \
-                stemmers; 'margin edit BOOK --lang L' corrects a language told wrong, --lang L here \
-                stems in L for every book): "studies" finds "study" and "studied". A "quoted" word \
+                Words are also found in their other forms, in the languages of the books searched \
+                (Snowball's stemmers; each book's language is told from its text, 'margin edit BOOK \
+                --lang L' corrects it, --lang L here stems in L alone): "studies" finds "study" and "studied". A "quoted" word \
                 or phrase and =word are matched as typed; so is everything with --exact (the pages \
                 pdfgrep -i finds), --case-sensitive, --whole-word or --regex. Curly quotes, apostrophes and dashes match the straight \
                 ones a keyboard types ("don't" finds "don’t").
@@ -87,7 +87,7 @@ extension Margin {
 
         @Option(
             help: ArgumentHelp(
-                "Find other forms of the words in this language (en, de, fr, …), not each book's.", valueName: "L"))
+                "Find other forms of the words in this language (en, de, fr, …), not the books'.", valueName: "L"))
         var lang: String?
 
         @Flag(help: "Match the words as typed, not in other forms (as pdfgrep does).")

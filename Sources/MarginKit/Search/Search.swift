@@ -285,10 +285,10 @@ extension Library {
                         }
                         let hit: SearchHit?
                         if let plain = PlainText(page.text) {
-                            hit = stemHit(plain, page, forms: forms, stemmed: plan.variants, options)
+                            hit = stemHit(plain, page, forms: forms, options)
                         } else {
                             hit = stemHit(
-                                SearchableText(page.text), page, forms: forms, stemmed: plan.variants, options)
+                                SearchableText(page.text), page, forms: forms, options)
                         }
                         guard let hit else { return true }
                         // Shown here, so not again with the rest.
@@ -314,8 +314,7 @@ extension Library {
     /// The hit on a page holding every term in one of its forms (`forms`: the term first, then
     /// its other forms, found as whole words; the terms without others as usual), its kind `stem`.
     private func stemHit<Text: MatchableText>(
-        _ text: Text, _ page: PageText, forms: [[[Unicode.Scalar]]], stemmed: [String: [String]],
-        _ options: SearchOptions
+        _ text: Text, _ page: PageText, forms: [[[Unicode.Scalar]]], _ options: SearchOptions
     ) -> SearchHit? {
         var all = [[Range<Int>]]()
         for termForms in forms {

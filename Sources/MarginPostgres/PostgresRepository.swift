@@ -260,6 +260,14 @@ struct PostgresStore: StoreWriter, TextIndex {
         return (Int(count), Int(sum))
     }
 
+    func distinct<M: Model>(_ field: Field<M, String?>, _ query: Query<M>) throws -> [String] {
+        var sql = SQLBuilder(table: M.entity)
+        let statement =
+            "SELECT DISTINCT \(quoted(field.name)) FROM \(source(M.self))"
+            + sql.clauses(shown(query).limit(nil).filter(.not(field.isNull)), withOrder: false)
+        return try run(statement, sql.binds).rows.map { try $0.decode(String.self) }
+    }
+
     // MARK: StoreWriter
 
     /// Where a table's unique key is wider than the model's natural key: a source's path is one
@@ -267,6 +275,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     static let conflictKeys: [String: [String]] = ["source": ["bookId", "url", "scope"]]
 
     func insert<M: Model>(_ model: inout M) throws {
+        counted.forget()  // the pages may change
         let columns = try storedColumns(model).filter { $0.name != "id" || model.id != nil }
         var binds = PostgresBindings()
         for column in columns { column.value.bind(into: &binds) }
@@ -284,6 +293,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     func update<M: Model>(_ model: M) throws {
+        counted.forget()  // the pages may change
         guard let id = model.id else { return }
         let columns = try storedColumns(model).filter { $0.name != "id" }
         var binds = PostgresBindings()
@@ -297,6 +307,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     func upsert<M: Model>(_ model: inout M) throws {
+        counted.forget()  // the pages may change
         // Found by its natural key, never by a row id it may carry; an existing row keeps its uuid.
         let columns = try storedColumns(model).filter { $0.name != "id" }
         var binds = PostgresBindings()
@@ -395,6 +406,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     func delete<M: Model>(_ query: Query<M>) throws -> Int {
+        counted.forget()  // the pages may change
         var sql = SQLBuilder(table: M.entity)
         let statement = sql.delete(query)
         return try run(statement, sql.binds).metadata.rows ?? 0
@@ -735,7 +747,16 @@ struct SQLBuilder {
     /// Pages (or annotations) whose folded text holds every term, of one book or all, of the tier
     /// `words` names.
     mutating func contains(_ terms: [String], books: [Int64]?, words: WordTier = .any) -> String {
-        var parts = terms.map { holds($0, column: "norm") }
+        // A page's words are pieces of its folded text (`page_words`): a term inside every word
+        // of a group the tier holds is in the text of every page of the tier, unread. ("the" as
+        // a word: its 9,905 pages counted from the words, not by reading 2,001 pages' text.)
+        let implied = { (term: String) in
+            let piece = Array(term.utf8)
+            return words.holding.contains { group in
+                !group.isEmpty && group.allSatisfy { Array($0.utf8).firstRange(of: piece) != nil }
+            }
+        }
+        var parts = terms.filter { !implied($0) }.map { holds($0, column: "norm") }
         if let books { parts.append("\"bookId\" = ANY(\(bind(array: books)))") }
         if let tier = tier(words, id: "id") { parts.append(tier) }
         return parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")
@@ -755,22 +776,48 @@ struct SQLBuilder {
     }
 }
 
-/// A count of candidate pages made with a cap: `count` pages when it is under the cap, else at
-/// least the cap.
+/// The counts of candidate pages a transaction made, each with a cap: `count` pages when it is
+/// under the cap, else at least the cap. Several are kept: a search's tiers count theirs, and
+/// the count of the pages past the hits shown asks for them again.
 final class CountedCandidates: @unchecked Sendable {
     private let lock = NSLock()
-    private var known: (terms: [String], books: [Int64]?, count: Int, cap: Int)?
+    private var known = [(terms: [String], books: [Int64]?, count: Int, cap: Int)]()
+    /// The counts kept (a search makes one for each tier).
+    static let kept = 8
+    /// Each word term's words as the vocabulary gave them (`wordTerms`), by the terms asked.
+    private var words = [[String]: [WordTerm]?]()
 
     func record(terms: [String], books: [Int64]?, count: Int, cap: Int) {
-        lock.withLock { known = (terms, books, count, cap) }
+        lock.withLock {
+            known.removeAll { $0.terms == terms && $0.books == books }
+            if known.count == Self.kept { known.removeFirst() }
+            known.append((terms, books, count, cap))
+        }
     }
 
-    /// The count with `cap` (as `SELECT count(*) … LIMIT cap` gives it), when the one made tells.
+    /// The count with `cap` (as `SELECT count(*) … LIMIT cap` gives it), when one made tells.
     func count(terms: [String], books: [Int64]?, cap: Int) -> Int? {
         lock.withLock {
-            guard let known, known.terms == terms, known.books == books else { return nil }
+            guard let known = known.last(where: { $0.terms == terms && $0.books == books }) else { return nil }
             if known.count < known.cap { return min(known.count, cap) }  // exact
             return cap <= known.cap ? cap : nil  // at least known.cap pages
+        }
+    }
+
+    /// The terms' words, looked up once a transaction (a search asks for the same terms in
+    /// each tier and again to count).
+    func wordTerms(_ terms: [String], _ lookUp: () throws -> [WordTerm]?) rethrows -> [WordTerm]? {
+        if let known = lock.withLock({ words[terms] }) { return known }
+        let found = try lookUp()
+        lock.withLock { words[terms] = .some(found) }
+        return found
+    }
+
+    /// Forgets everything: the transaction wrote to the pages.
+    func forget() {
+        lock.withLock {
+            known.removeAll()
+            words.removeAll()
         }
     }
 }

@@ -40,6 +40,10 @@ extension PostgresStore {
     /// left to the text too.
     func wordTerms(_ terms: [String]) throws -> [WordTerm]? {
         guard Self.usesPageWords else { return nil }
+        return try counted.wordTerms(terms) { try lookUpWordTerms(terms) }
+    }
+
+    private func lookUpWordTerms(_ terms: [String]) throws -> [WordTerm]? {
         let asked = terms.indices.filter { Self.isWordTerm(terms[$0]) }
         guard !asked.isEmpty else { return nil }
         var sql = SQLBuilder(table: "word")

@@ -138,6 +138,14 @@ struct SQLiteStore: StoreWriter, TextIndex {
         try aggregate("coalesce(sum(\(quoted(field.name))), 0)", query)
     }
 
+    func distinct<M: Model>(_ field: Field<M, String?>, _ query: Query<M>) throws -> [String] {
+        var sql = SelectSQL()
+        let column = quoted(field.name)
+        let clauses = sql.clauses(query.limit(nil).filter(.not(field.isNull)), withOrder: false)
+        return try String.fetchAll(
+            db, sql: "SELECT DISTINCT \(column) FROM \(quoted(M.entity))" + clauses, arguments: sql.arguments)
+    }
+
     /// One number over the rows `query` selects, written out: GRDB's query interface would
     /// read the whole schema first (two more statements, 2.5 million instructions of a search).
     private func aggregate<M: Model>(_ expression: String, _ query: Query<M>) throws -> Int {

@@ -232,6 +232,11 @@ import Testing
         // A book read again with other labels: those.
         let changed = try guide(#"{"bookId": 7, "labels": \#(quoted(#"["x","y"]"#)), "outline": "[]"}"#)
         #expect(changed.labels == ["x", "y"] && BookGuide.labelTexts.count == before + 1)
+        // Texts of the same length told apart by their bytes (the cache's keys are bytes).
+        for label in ["é", "è", "e\u{301}"] {
+            let read = try guide(#"{"bookId": 7, "labels": \#(quoted("[\"\(label)\"]")), "outline": "[]"}"#)
+            #expect(read.labels == [label])
+        }
         // No labels: none, whichever way.
         #expect(try guide(#"{"bookId": 7, "labels": null, "outline": "[]"}"#).labels == nil)
         #expect(try guide(#"{"bookId": 7, "outline": []}"#).labels == nil)

@@ -105,6 +105,19 @@ public enum StoreConformance {
             )
         }
         #expect(sums.0 == 6 && sums.1 == 0)
+        // Distinct values: each once, nil left out, only of the rows matched.
+        let folders = try await repository.read { reader in
+            (
+                try reader.distinct(Book.Fields.folder, Query<Book>()),
+                try reader.distinct(Book.Fields.folder, Query<Book>().filter(Book.Fields.title != "Mid")),
+                try reader.distinct(Book.Fields.author, Query<Book>())
+            )
+        }
+        #expect(Set(folders.0) == ["a", "a/b", "c"] && folders.0.count == 3)
+        #expect(Set(folders.1) == ["a", "a/b"] && folders.1.count == 2)
+        #expect(folders.2.isEmpty)
+        _ = try await makeBook(store, "Other", sha: sha("4"), folder: "c")
+        #expect(try await repository.read { try $0.distinct(Book.Fields.folder, Query<Book>()) }.count == 3)
     }
 
     static func upsertUpdatesByNaturalKeyElseInserts(_ store: any LibraryStore) async throws {

@@ -28,6 +28,9 @@ public protocol StoreReader {
     func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int
     /// `count` and `sum` at once (one statement where a statement costs a round trip).
     func countAndSum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> (count: Int, sum: Int)
+    /// The different values of a text field over the rows the query matches, nil left out, in
+    /// no given order (one statement, not a count for each value looked for).
+    func distinct<M: Model>(_ field: Field<M, String?>, _ query: Query<M>) throws -> [String]
     /// The full-text index, read in the same snapshot.
     var textIndex: any TextIndex { get }
     /// The user this store acts as (a team library's PostgreSQL role); nil for a personal

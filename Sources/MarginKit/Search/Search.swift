@@ -651,17 +651,17 @@ func stemPlans(_ words: [String], options: SearchOptions, _ store: any StoreRead
         word.unicodeScalars.count >= 3 && word.unicodeScalars.allSatisfy { $0.properties.isAlphabetic }
     }
     guard !words.isEmpty else { return [] }
-    // The languages of the books searched, each counted (a count a language: cheaper than
-    // stemming the vocabulary in every language margin knows, 7 ms for "river").
+    // The languages of the books searched, asked in one statement (cheaper than stemming the
+    // vocabulary in every language margin knows, 7 ms for "river"; a count for each language
+    // was nine round trips to a team library's server).
     var languages = [String]()
     if let lang = options.lang {
         languages = [lang]
     } else {
-        for language in Languages.known where stemmer.languages.contains(language) {
-            var inLanguage = Query<Book>().filter(Book.Fields.lang == language)
-            if let scope = options.books { inLanguage = inLanguage.filter(Book.Fields.id.isIn(scope)) }
-            if try store.count(inLanguage) > 0 { languages.append(language) }
-        }
+        var searched = Query<Book>()
+        if let scope = options.books { searched = searched.filter(Book.Fields.id.isIn(scope)) }
+        let present = Set(try store.distinct(Book.Fields.lang, searched))
+        languages = Languages.known.filter { present.contains($0) && stemmer.languages.contains($0) }
     }
     var vocabularies = [String: [String]?]()
     var plans = [StemPlan]()

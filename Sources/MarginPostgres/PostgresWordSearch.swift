@@ -152,12 +152,15 @@ extension PostgresStore {
             }
         }
         if let books { conditions.append("p.\"bookId\" = ANY(\(sql.bind(array: books)))") }
-        if let condition = sql.tier(tier, id: "p.id") { conditions.append(condition) }
+        // The tier's words filter the words' pages before they are summed and looked up (after,
+        // "probability distribution" summed and looked up the 1,400 pages holding a piece of
+        // both to keep the 770 holding both words: 3.0 ms to count them, 4.5 to rank them).
+        let tier = sql.tier(tier, id: "w.page").map { " WHERE " + $0 } ?? ""
         let having = lookups > 1 ? " HAVING count(DISTINCT e.lookup) = \(lookups)" : ""
         let found =
             "(SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "
             + "\(sql.bind(array: counts))::int8[], \(sql.bind(array: owners))::int8[]) AS e(word, count, lookup) "
-            + "CROSS JOIN LATERAL (SELECT page, count FROM page_word WHERE word = e.word OFFSET 0) AS w "
+            + "CROSS JOIN LATERAL (SELECT page, count FROM page_word WHERE word = e.word OFFSET 0) AS w\(tier) "
             + "GROUP BY w.page\(having)) AS found"
         guard needsPages || !conditions.isEmpty else { return ("FROM \(found)", frequencies) }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")

@@ -6,9 +6,23 @@ extension SQLiteStore {
     func candidatePages(
         containing terms: [String], words: WordTier, books: [Int64]?, visit: (PageText) throws -> Bool
     ) throws {
+        let key = countKey(terms, books, words)
+        // A tier whose words imply every term (each a piece of every word of a group it holds:
+        // "the" as a word): more pages than are ranked are read in the library's order, which
+        // the tier's words alone give, without the vocabulary's words holding each term (119
+        // for "the"; 3 ms, against 0.1, for the first 2,001 pages).
+        if let (match, rest) = impliedMatch(terms, words: words) {
+            let (filter, arguments) = try pageMatch(match, books: books, words: rest)
+            let probe = try Int64.fetchAll(
+                db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(SearchRanking.rankedPages + 1)",
+                arguments: arguments)
+            if probe.count > SearchRanking.rankedPages {
+                return try visitInOrder(
+                    probe, filter: filter, arguments: arguments, key: key, books: books, visit: visit)
+            }
+        }
         guard let termParts = try PageWords.termParts(for: terms, db) else { return }
         let parts = termParts.map(\.part)
-        let key = countKey(terms, books, words)
         guard !parts.isEmpty else {
             // No term the index can answer (only short pieces of words, or punctuation): every
             // page is a candidate (every page holding the words).
@@ -50,7 +64,16 @@ extension SQLiteStore {
             _ = try visitPages(rankedPages(parts, books: books, words: words), books: books, visit: visit)
             return
         }
-        // More than that many match: a count that stops sooner needs no second pass.
+        try visitInOrder(probe, filter: filter, arguments: arguments, key: key, books: books, visit: visit)
+    }
+
+    /// The pages matching `filter` in the library's order, more than are ranked: `probe` (the
+    /// first `rankedPages` + 1 of them) and then the rest, read as needed.
+    private func visitInOrder(
+        _ probe: [Int64], filter: String, arguments: StatementArguments, key: String, books: [Int64]?,
+        visit: (PageText) throws -> Bool
+    ) throws {
+        // A count that stops sooner needs no second pass.
         candidateCounts.atLeast[key] = probe.count
         guard try visitPages(probe, books: books, visit: visit), let last = probe.last else { return }
         let more = try Int64.fetchCursor(
@@ -367,6 +390,29 @@ private func wordsConditions(_ words: WordTier, id: String) -> [(String, String)
     if !words.holding.isEmpty { conditions.append(("+\(id) IN \(subquery)", query(words.holding))) }
     if !words.notHolding.isEmpty { conditions.append(("+\(id) NOT IN \(subquery)", query(words.notHolding))) }
     return conditions
+}
+
+/// When every term is a piece of every word of a group the tier holds, the FTS5 query of those
+/// groups (the pages holding them hold the terms), and the rest of the tier; nil otherwise.
+private func impliedMatch(_ terms: [String], words: WordTier) -> (match: String, rest: WordTier)? {
+    guard !terms.isEmpty, !words.holding.isEmpty else { return nil }
+    var used = Set<Int>()
+    for term in terms {
+        let piece = Array(term.utf8)
+        guard !piece.isEmpty,
+            let group = words.holding.indices.first(where: { index in
+                !words.holding[index].isEmpty
+                    && words.holding[index].allSatisfy { Array($0.utf8).firstRange(of: piece) != nil }
+            })
+        else { return nil }
+        used.insert(group)
+    }
+    let match = used.sorted().map { index in
+        let quoted = words.holding[index].map(PageWords.quoted)
+        return quoted.count == 1 ? quoted[0] : "(" + quoted.joined(separator: " OR ") + ")"
+    }.joined(separator: " AND ")
+    let rest = words.holding.indices.filter { !used.contains($0) }.map { words.holding[$0] }
+    return (match, WordTier(holding: rest, notHolding: words.notHolding))
 }
 
 /// An FTS5 query holding every term as a quoted string (substrings, with the trigram index).

@@ -130,6 +130,47 @@ import Testing
         #expect(capped == 100, "counted no further than the cap")
     }
 
+    /// A tier of more pages than are ranked, its words holding the term (found from those words
+    /// alone): every page of the tier in library order, for the whole library and for a book;
+    /// a tier of fewer pages is ranked as before.
+    @Test func aTierOfMorePagesThanAreRankedListsThemInLibraryOrder() async throws {
+        let database = try LibraryDatabase()
+        let count = SearchRanking.rankedPages * 3 + 30
+        let texts = (1...count).map { number in
+            switch number % 3 {
+            case 0: "page \(number) is uncommonly plain"
+            case 1:
+                "page \(number) holds the word common" + (number % 500 == 7 ? " rarely" : "")
+                    + (number == 3007 ? " common common common" : "")
+            default: "page \(number) holds commons"
+            }
+        }
+        let bookId = try await addBook(database, pages: texts)
+        func tier(_ words: WordTier, books: [Int64]? = nil) async throws -> [Int] {
+            try await database.repository.read { reader in
+                var found = [Int]()
+                try reader.textIndex.candidatePages(containing: [folded("common")], words: words, books: books) {
+                    found.append($0.number)
+                    return true
+                }
+                return found
+            }
+        }
+        let holding = (1...count).filter { $0 % 3 == 1 }
+        #expect(holding.count > SearchRanking.rankedPages)
+        #expect(try await tier(.holding(["common"])) == holding)
+        #expect(try await tier(.holding(["common"]), books: [bookId]) == holding)
+        #expect(try await tier(.holding(["common"]), books: [bookId + 1]).isEmpty)
+        let forms = WordTier(holding: [["common", "commons"]], notHolding: [])
+        #expect(try await tier(forms) == (1...count).filter { $0 % 3 != 0 })
+        let others = WordTier(holding: [["common", "commons"]], notHolding: [["common"]])
+        #expect(try await tier(others) == (1...count).filter { $0 % 3 == 2 })
+        #expect(try await tier(.lacking(["common"])) == (1...count).filter { $0 % 3 != 1 })
+        // Fewer than are ranked: the page saying it most comes first.
+        let few = try await tier(.holding(["common", "rarely"]), books: [bookId])
+        #expect(Set(few) == [7, 1507, 3007, 4507, 6007] && few.first == 3007)
+    }
+
     /// A word on more pages than are ranked, searched with a rarer one: the pages holding both,
     /// ranked by the rarer word (the common one, on every page, weighs nothing), and counted.
     @Test func aCommonWordBesideARareOneIsMatchedAndTheRareOneRanks() async throws {

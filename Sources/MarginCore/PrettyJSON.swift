@@ -6,15 +6,18 @@
 /// value's type and builds a tree before it writes, about 230,000 instructions a book.
 ///
 /// The writer does not sort: a view writes its keys in byte order, and a test holds its output to
-/// the encoder's for the same value.
+/// the encoder's for the same value. `compact`: as the encoder writes without `.prettyPrinted`
+/// (`serve`'s answers): no line breaks, no spaces, `"key":value`.
 public struct PrettyJSON {
     public private(set) var bytes: [UInt8] = []
     private var depth = 0
     /// A value was written at this level already: the next one is preceded by a comma.
     private var continues = false
+    private let compact: Bool
 
-    public init(capacity: Int = 0) {
+    public init(capacity: Int = 0, compact: Bool = false) {
         bytes.reserveCapacity(capacity)
+        self.compact = compact
     }
 
     /// The document as a string.
@@ -38,9 +41,13 @@ public struct PrettyJSON {
         bytes.append(UInt8(ascii: "\""))
         append(name)
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(0x20)
-        bytes.append(UInt8(ascii: ":"))
-        bytes.append(0x20)
+        if compact {
+            bytes.append(UInt8(ascii: ":"))
+        } else {
+            bytes.append(0x20)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(0x20)
+        }
     }
 
     // MARK: Values
@@ -104,9 +111,9 @@ public struct PrettyJSON {
 
     /// An array of `items`, each written by `write`, as a document of its own.
     public static func array<Item>(
-        _ items: [Item], bytesEach: Int, _ write: (inout PrettyJSON, Item) -> Void
+        _ items: [Item], bytesEach: Int, compact: Bool = false, _ write: (inout PrettyJSON, Item) -> Void
     ) -> PrettyJSON {
-        var json = PrettyJSON(capacity: 64 + items.count * bytesEach)
+        var json = PrettyJSON(capacity: 64 + items.count * bytesEach, compact: compact)
         json.beginArray()
         for item in items {
             json.element()
@@ -130,25 +137,26 @@ public struct PrettyJSON {
 
     private mutating func open(_ bracket: UInt8) {
         bytes.append(bracket)
-        bytes.append(0x0A)
+        if !compact { bytes.append(0x0A) }
         depth += 1
         continues = false
     }
 
     private mutating func close(_ bracket: UInt8) {
-        bytes.append(0x0A)
         depth -= 1
-        indent()
+        if !compact {
+            bytes.append(0x0A)
+            indent()
+        }
         bytes.append(bracket)
         continues = true
     }
 
     // Byte by byte: appending a buffer costs more than the few bytes it would save.
     private mutating func separate() {
-        if continues {
-            bytes.append(UInt8(ascii: ","))
-            bytes.append(0x0A)
-        }
+        if continues { bytes.append(UInt8(ascii: ",")) }
+        guard !compact else { return }
+        if continues { bytes.append(0x0A) }
         indent()
     }
 

@@ -142,7 +142,7 @@ extension ReaderServer {
         options.timeLimit = Self.searchTimeLimit
         options.stop = await context.clientGone()
         let results = try await library.search(text, options: options)
-        return try jsonResponse(results.hits.map(RangedHit.init))
+        return try RangedHit.response(results.hits.map(RangedHit.init))
     }
 
     private func pageImage(_ request: Request, _ context: ReaderContext, format: RenderFormat) async throws
@@ -312,6 +312,19 @@ struct RangedHit: Encodable {
     }
 
     enum CodingKeys: String, CodingKey { case ranges }
+
+    /// The hits as `jsonResponse` answers them, written by `PrettyJSON` (the same bytes; the
+    /// encoder took a fifth of `serve`'s time answering searches): `MARGIN_PLAIN=serve-json`
+    /// turns it off.
+    static func response(_ hits: [RangedHit]) throws -> Response {
+        guard FastPaths.isOn("serve-json") else { return try jsonResponse(hits) }
+        return jsonResponse(bytes: json(hits).bytes)
+    }
+
+    /// The hits as compact JSON.
+    static func json(_ hits: [RangedHit]) -> PrettyJSON {
+        PrettyJSON.array(hits, bytesEach: 400, compact: true) { $1.hit.write(to: &$0, ranges: $1.ranges) }
+    }
 
     func encode(to encoder: any Encoder) throws {
         try hit.encode(to: encoder)

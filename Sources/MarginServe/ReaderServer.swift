@@ -337,11 +337,15 @@ func errorPage(status: HTTPResponse.Status, message: String) -> Response {
 
 /// The CLI's JSON (keys sorted, slashes plain) as a response.
 func jsonResponse<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-    let data = try ViewJSON.data(value, pretty: false)
+    jsonResponse(bytes: try ViewJSON.data(value, pretty: false), status: status)
+}
+
+/// JSON written already (see `PrettyJSON`) as a response.
+func jsonResponse<Bytes: Sequence<UInt8>>(bytes: Bytes, status: HTTPResponse.Status = .ok) -> Response {
     var headers = HTTPFields()
     headers[.contentType] = "application/json; charset=utf-8"
     headers[.cacheControl] = "no-store"
-    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
 }
 
 /// Bytes as a response of `type`.

@@ -100,7 +100,11 @@ import Testing
             let expected = String(decoding: try ViewJSON.data(hits), as: UTF8.self)
             let written = PrettyJSON.array(hits, bytesEach: 0) { $1.write(to: &$0) }.string
             #expect(written == expected, "round \(round)")
-            if written != expected { break }
+            // And compact, as `serve` answers.
+            let compact = String(decoding: try ViewJSON.data(hits, pretty: false), as: UTF8.self)
+            let writtenCompact = PrettyJSON.array(hits, bytesEach: 0, compact: true) { $1.write(to: &$0) }.string
+            #expect(writtenCompact == compact, "round \(round)")
+            if written != expected || writtenCompact != compact { break }
         }
     }
 
@@ -141,6 +145,10 @@ import Testing
         var json = PrettyJSON()
         nest.write(to: &json)
         #expect(json.string == String(decoding: try encoder.encode(nest), as: UTF8.self))
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var compact = PrettyJSON(compact: true)
+        nest.write(to: &compact)
+        #expect(compact.string == String(decoding: try encoder.encode(nest), as: UTF8.self))
     }
 
     @Test func everyFieldOfTheContractIsWritten() throws {

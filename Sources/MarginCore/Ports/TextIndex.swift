@@ -70,6 +70,17 @@ public struct WordTier: Hashable, Sendable {
     /// The candidates lacking one of these words or more: the rest.
     public static func lacking(_ words: [String]) -> WordTier { WordTier(notHolding: words.map { [$0] }) }
 
+    /// The first group of `holding` whose every word holds the (folded) term as a piece, nil
+    /// when none does. A page's index words are pieces of its folded text, so every page of the
+    /// tier holds such a term: a backend finds those pages from the group's words alone, without
+    /// looking for the term in the text or in the vocabulary.
+    public func groupImplying(_ term: String) -> Int? {
+        guard !term.isEmpty else { return nil }
+        return holding.indices.first { index in
+            !holding[index].isEmpty && holding[index].allSatisfy { $0.utf8.firstRange(of: term.utf8) != nil }
+        }
+    }
+
     /// A key for counts made of this tier's pages.
     public var key: String {
         func groups(_ list: [[String]]) -> String { list.map { $0.joined(separator: "|") }.joined(separator: "&") }

@@ -232,6 +232,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                     if !trimmed.isEmpty { try run(trimmed) }
                 }
                 if migration.name == "v13-language" { try detectLanguages() }
+                if migration.name == "v14-cjk" { try indexPairs() }
                 var binds = PostgresBindings()
                 binds.append(migration.name)
                 try run("INSERT INTO margin.migrations (name) VALUES ($1)", binds)
@@ -255,6 +256,58 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
             update.append(id)
             try run("UPDATE margin.book SET lang = $1 WHERE id = $2", update)
         }
+    }
+
+    /// v14's work (see `PostgresMigrations`): `page_words` splits and pairs as `indexWords` does,
+    /// by classes of scalars made here from Swift's (`PostgresWordClasses`); text holding Chinese
+    /// or Japanese letters is folded again (a page's words and length follow), and the words of
+    /// every page holding a scalar past ASCII are worked out again.
+    private func indexPairs() throws {
+        let pairs = PostgresWordClasses.bracket(isBigramScalar)
+        let separators = PostgresWordClasses.bracket { !isIndexWordScalar($0) || isBigramScalar($0) }
+        try run(
+            """
+            CREATE OR REPLACE FUNCTION margin.page_words(norm text) RETURNS TABLE (word text, count integer)
+                LANGUAGE sql IMMUTABLE AS $$ SELECT w, count(*)::integer FROM (
+                    SELECT w FROM regexp_split_to_table(norm, '\(separators)+') w
+                    UNION ALL
+                    SELECT CASE WHEN length(r[1]) = 1 THEN r[1] ELSE substr(r[1], i, 2) END
+                        FROM regexp_matches(norm, '\(pairs)+', 'g') r, generate_series(1, greatest(length(r[1]) - 1, 1)) i
+                ) AS x WHERE w <> '' GROUP BY w $$
+            """)
+        var holding = PostgresBindings()
+        holding.append(pairs)
+        for row in try run("SELECT id, text FROM margin.page WHERE text ~ $1", holding).rows {
+            let (id, text) = try row.decode((Int64, String).self)
+            let norm = folded(text)
+            var binds = PostgresBindings()
+            binds.append(norm)
+            binds.append(Int64(indexWords(norm.unicodeScalars).count))
+            binds.append(id)
+            try run("UPDATE margin.page SET norm = $1, words = $2 WHERE id = $3", binds)
+        }
+        for (table, text) in [("highlight", "text || ' ' || coalesce(note, '')"), ("memo", "text")] {
+            for row in try run("SELECT id, \(text) FROM margin.\(table) WHERE \(text) ~ $1", holding).rows {
+                let (id, text) = try row.decode((Int64, String).self)
+                var binds = PostgresBindings()
+                binds.append(folded(text))
+                binds.append(id)
+                try run("UPDATE margin.\(table) SET norm = $1 WHERE id = $2", binds)
+            }
+        }
+        let past = "p.norm ~ '[^\\x01-\\x7f]'"
+        try run("DELETE FROM margin.page_word w USING margin.page p WHERE w.page = p.id AND \(past)")
+        try run(
+            "INSERT INTO margin.word(word) SELECT DISTINCT w.word FROM margin.page p, margin.page_words(p.norm) w "
+                + "WHERE \(past) ORDER BY 1 ON CONFLICT DO NOTHING")
+        try run(
+            "INSERT INTO margin.page_word(word, page, count) SELECT w.word, p.id, w.count "
+                + "FROM margin.page p, margin.page_words(p.norm) w WHERE \(past)")
+        try run(
+            "DELETE FROM margin.word WHERE NOT EXISTS (SELECT 1 FROM margin.page_word WHERE page_word.word = word.word)"
+        )
+        try run("ANALYZE margin.word")
+        try run("ANALYZE margin.page_word")
     }
 
     private func appliedMigrations() throws -> [String] {

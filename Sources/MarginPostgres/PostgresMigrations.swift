@@ -691,6 +691,17 @@ enum PostgresMigrations {
             END $$
             """
         ),
+        (
+            // Chinese and Japanese text held as pairs of letters (`isBigramScalar`), and every
+            // page's words split where Swift's `indexWords` splits them (at any scalar that is no
+            // letter, digit or mark, not only at ASCII's), so both backends' pages hold the same
+            // words; kana folded with their voicing marks. The work is done in Swift as this runs
+            // (`PostgresLibraryDatabase.indexPairs`): the page words' function is made from the
+            // scalars Swift tells apart, pages, highlights and memos holding such letters are
+            // folded again, and every page holding a scalar past ASCII is indexed again.
+            "v14-cjk",
+            "SELECT 1"
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

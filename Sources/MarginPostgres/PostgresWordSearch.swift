@@ -29,10 +29,11 @@ extension PostgresStore {
     static let countedInWords = 100
 
     /// Whether the words answer a term: letters and digits only (so it never spans two words:
-    /// `isIndexWordScalar`), at least three of them (the vocabulary's trigram index finds the
-    /// words that hold it).
+    /// `isIndexWordScalar`), none Chinese or Japanese (held as pairs: `isBigramScalar`), at least
+    /// three of them (the vocabulary's trigram index finds the words that hold it).
     static func isWordTerm(_ term: String) -> Bool {
-        term.unicodeScalars.count >= 3 && term.unicodeScalars.allSatisfy(isIndexWordScalar)
+        term.unicodeScalars.count >= 3
+            && term.unicodeScalars.allSatisfy { isIndexWordScalar($0) && !isBigramScalar($0) }
     }
 
     /// Each word term's words, in one statement; nil (the text is searched then) when no term
@@ -171,6 +172,40 @@ extension PostgresStore {
             "FROM \(found) CROSS JOIN LATERAL (SELECT id, \"bookId\", number, words, norm FROM page "
                 + "WHERE id = found.page OFFSET 0) AS p\(filter)", frequencies
         )
+    }
+}
+
+/// Classes of scalars as PostgreSQL's regular expressions write them, made from Swift's own
+/// (`isIndexWordScalar`, `isBigramScalar`), so the database splits text into words where Swift
+/// does, whatever the server's locale.
+enum PostgresWordClasses {
+    /// A bracket expression matching the scalars `holds` is true of: ranges of code points,
+    /// each end written `\Uxxxxxxxx` (surrogates, never in text, join the ranges around them).
+    static func bracket(_ holds: (Unicode.Scalar) -> Bool) -> String {
+        var expression = "["
+        var start: UInt32?
+        var end: UInt32 = 0
+        func close() {
+            guard let first = start else { return }
+            expression += code(first) + (end > first ? "-" + code(end) : "")
+            start = nil
+        }
+        for value in UInt32(1)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            if holds(scalar) {
+                if start == nil { start = value }
+                end = value
+            } else {
+                close()
+            }
+        }
+        close()
+        return expression + "]"
+    }
+
+    private static func code(_ value: UInt32) -> String {
+        let hex = String(value, radix: 16)
+        return "\\U" + String(repeating: "0", count: 8 - hex.count) + hex
     }
 }
 

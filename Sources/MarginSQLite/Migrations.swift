@@ -24,6 +24,7 @@ enum Schema {
         ("v10-ocr", v10OCR),
         ("v11-typography", v11Typography),
         ("v12-language", v12Language),
+        ("v13-cjk", v13CJK),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -399,6 +400,14 @@ enum Schema {
     /// page holds a soft hyphen, which now joins the word it sits in, the page index is rebuilt
     /// (its words for the other marks are the same: they separated words before and still do).
     private static func v11Typography(_ db: Database) throws {
+        try refoldAnnotations(db)
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM page WHERE instr(text, char(173)) > 0)") == true
+        else { return }
+        try reindexPages(db)
+    }
+
+    /// The folded text of every highlight and memo as `folded` makes it now, where it differs.
+    private static func refoldAnnotations(_ db: Database) throws {
         for row in try Row.fetchAll(db, sql: "SELECT id, text, note, norm FROM highlight") {
             let text: String = row["text"]
             let note: String? = row["note"]
@@ -413,8 +422,10 @@ enum Schema {
                 try db.execute(sql: "UPDATE memo SET norm = ? WHERE id = ?", arguments: [norm, row["id"]])
             }
         }
-        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM page WHERE instr(text, char(173)) > 0)") == true
-        else { return }
+    }
+
+    /// Every page's words indexed again, as `indexedWords` gives them now.
+    private static func reindexPages(_ db: Database) throws {
         try db.execute(sql: "INSERT INTO page_words(page_words) VALUES ('delete-all')")
         var vocabulary = Set(try String.fetchAll(db, sql: "SELECT word FROM term"))
         let pages = try Row.fetchCursor(db, sql: "SELECT id, text FROM page ORDER BY id")
@@ -423,6 +434,29 @@ enum Schema {
         }
         // The index now holds every page's text as it is: changes queued before are in it.
         try db.execute(sql: "DELETE FROM page_pending")
+    }
+
+    /// v13: Chinese and Japanese text indexed as pairs of letters (`isBigramScalar`), and kana
+    /// folded with their voicing marks (が is not か). Annotations are folded again; when a page
+    /// holds such letters, every page's words are indexed again, and the vocabulary's words made
+    /// of such letters (whole runs, as v6 to v12 held them) go first.
+    private static func v13CJK(_ db: Database) throws {
+        try refoldAnnotations(db)
+        var holding = false
+        let texts = try String.fetchCursor(db, sql: "SELECT text FROM page")
+        while !holding, let text = try texts.next() {
+            holding = text.unicodeScalars.contains(where: isBigramScalar)
+        }
+        guard holding else { return }
+        let words = try Row.fetchAll(db, sql: "SELECT id, word FROM term")
+        for row in words where (row["word"] as String).unicodeScalars.contains(where: isBigramScalar) {
+            // `term_fts` holds its words' trigrams by `term`'s insert trigger only.
+            try db.execute(
+                sql: "INSERT INTO term_fts(term_fts, rowid, word) VALUES ('delete', ?, ?)",
+                arguments: [row["id"] as Int64, row["word"] as String])
+            try db.execute(sql: "DELETE FROM term WHERE id = ?", arguments: [row["id"] as Int64])
+        }
+        try reindexPages(db)
     }
 
     /// v12: the language each book is written in, told from the text of its pages

@@ -1,4 +1,5 @@
 import Foundation
+import MarginCore
 import TestSupport
 import Testing
 
@@ -165,9 +166,46 @@ import Testing
 /// the same ranking (BM25 both; SQLite's FTS5 weighs each word a piece of a word expands to by
 /// itself, PostgreSQL the piece as a whole, so queries of such pieces may order differently).
 @Suite struct BackendSearchParityTests {
+    /// PostgreSQL's page words (`margin.page_words`, which its trigger indexes pages with) are the
+    /// words Swift's `indexWords` gives SQLite's index, with their counts: for a text of every
+    /// scalar there is, one after another, and for text as pages hold it.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func pageWordsAreSplitAsSwiftSplitsThem() throws {
+        let url = try TestCluster.freshDatabase()
+        #expect(try Sandbox().margin.run(["list"], environment: ["MARGIN_LIBRARY": url]).status == 0)
+        var every = String.UnicodeScalarView()
+        for value in UInt32(1)...0x10FFFF {
+            if let scalar = Unicode.Scalar(value) { every.append(scalar) }
+        }
+        let texts = [
+            String(every), "«index»…in l'ete - 東京タワーは東京、がっこう a東b unicode文字列 ｶﾞ 한국어 x²+y³ ①② ǅ",
+        ]
+        for text in texts {
+            let encoded = Data(text.utf8).base64EncodedString()
+            let rows = try TestCluster.psqlFile(
+                url,
+                "COPY (SELECT word, count FROM margin.page_words(convert_from(decode('\(encoded)', 'base64'), 'UTF8'))) TO STDOUT"
+            ).split(separator: "\n")
+            var database = [String: Int]()
+            for row in rows {
+                let fields = row.split(separator: "\t", omittingEmptySubsequences: false)
+                database[String(fields[0]), default: 0] += Int(fields[1]) ?? -1
+            }
+            var swift = [String: Int]()
+            for word in indexWords(text.unicodeScalars) { swift[word, default: 0] += 1 }
+            #expect(database.count == swift.count)
+            let differing = Set(database.keys).union(swift.keys).filter { database[$0] != swift[$0] }
+            #expect(
+                differing.isEmpty,
+                "\(differing.prefix(20).map { ($0.unicodeScalars.map { String($0.value, radix: 16) }, database[$0], swift[$0]) })"
+            )
+        }
+    }
+
     static let files = [
         "sample.pdf", "second.pdf", "prose.pdf", "prose-revised.pdf", "layout.pdf", "word-export.pdf",
-        "untitled-notes.pdf", "sample-revised.pdf", "sample-v2.pdf",
+        "untitled-notes.pdf", "sample-revised.pdf", "sample-v2.pdf", "cjk.pdf",
     ]
 
     @Test(
@@ -193,6 +231,8 @@ import Testing
             ["quick brown"], ["index"], ["fox"], ["margin"], ["a"], ["of"], ["\"inverted index\""],
             ["fox", "--case-sensitive"], ["Fox", "--case-sensitive"], ["in", "--whole-word"],
             ["fox", "--limit", "2"],
+            // Chinese and Japanese (pairs of letters), and words against punctuation past ASCII.
+            ["東京"], ["東京タワー"], ["索引"], ["京"], ["が"], ["tokyo 東京"], ["\"東京に\""],
         ]
         for query in ranked {
             #expect(try hits(personal, [:], query) == hits(team, onTeam, query), "\(query)")

@@ -41,6 +41,35 @@ import Testing
         #expect(try box.fails("text", "sample", "--pages", "x").stderr.contains("not a page list"))
     }
 
+    /// Chinese and Japanese pages (no spaces between their words) are found by any run of their
+    /// letters, as words (the whole-word tier), ranked by how often they hold it; kana keep their
+    /// voicing marks (が is not か).
+    @Test func chineseAndJapaneseAreFoundAsWords() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("cjk.pdf"), Fixtures.pdf("sample.pdf"))
+        func found(_ query: String...) throws -> [String] {
+            let result = try box.margin.run(["search", "--json"] + query)
+            #expect(result.status == 0, "\(query): \(result)")
+            return try #require(try result.json() as? [[String: Any]]).map {
+                "\($0.int("page") ?? 0):\($0.string("matchKind") ?? "?"):\($0.int("matches") ?? 0)"
+            }
+        }
+        #expect(try found("東京") == ["2:word:2", "3:word:1"])
+        #expect(try found("東京タワー") == ["2:word:1"])
+        #expect(try found("搜索引擎") == ["1:word:2"])
+        #expect(try found("索引") == ["1:word:3"])
+        #expect(try found("京") == ["2:word:2", "3:word:2"])
+        #expect(try found("が") == ["2:word:2"])
+        #expect(try found("がっこう") == ["2:word:1"])
+        #expect(try found("tokyo 東京") == ["3:word:1"])
+        #expect(try found("\"東京に\"") == ["2:word:1"])
+        #expect(try found("大阪").isEmpty)
+        // A word against punctuation past ASCII is a whole word ("«index»…in").
+        #expect(try found("index", "--book", "chinese") == ["1:word:1"])
+        let snippet = try box.ok("search", "タワー").stdout
+        #expect(snippet.contains("東京タワーは東京にあります。"), "\(snippet)")
+    }
+
     @Test func searchFindsWordsAndPhrasesRankedWithSnippets() throws {
         let box = try library()
         #expect(Set(try hits(box, "fox")) == ["A Sample Paper:1", "A Sample Paper:2", "Mixed Bag:1"])

@@ -176,6 +176,34 @@ import Testing
             text.snippet(around: match[0], open: "[", close: "]") == "An applicative-[order] evaluation of CoOperation")
     }
 
+    /// Chinese and Japanese: a run of their letters is held as its pairs (one alone as itself),
+    /// apart from the words of other scripts beside it and split at their punctuation; a term's
+    /// letters are open only where one stands alone at its end; kana keep their voicing marks;
+    /// and every letter is a word's edge, so a match inside a run is a whole word.
+    @Test func chineseAndJapaneseAreHeldAsPairsOfLetters() {
+        #expect(indexWords("東京タワーは".unicodeScalars) == ["東京", "京タ", "タワ", "ワー", "ーは"])
+        #expect(indexWords("a東b".unicodeScalars) == ["a", "東", "b"])
+        #expect(indexWords("unicode文字列 x".unicodeScalars) == ["unicode", "文字", "字列", "x"])
+        #expect(indexWords("東京・大阪、京都。".unicodeScalars) == ["東京", "大阪", "京都"])
+        #expect(indexWords("한국어 text".unicodeScalars) == ["한국어", "text"])
+        let whole = TermWords("東京タワー".unicodeScalars)
+        #expect(whole.words == ["東京", "京タ", "タワ", "ワー"] && !whole.openStart && !whole.openEnd)
+        let alone = TermWords("京".unicodeScalars)
+        #expect(alone.words == ["京"] && alone.openStart && alone.openEnd)
+        let mixed = TermWords("tower東".unicodeScalars)
+        #expect(mixed.words == ["tower", "東"] && mixed.openStart && mixed.openEnd)
+        #expect(!TermWords("東京 tower".unicodeScalars).openStart)
+        #expect(foldedTerm("が") != foldedTerm("か"))
+        #expect(foldedTerm("ガッコウ") == Array("ガッコウ".unicodeScalars))
+        #expect(foldedTerm("Café") == foldedTerm("cafe"))
+        let text = SearchableText("東京タワーは東京にある。 Tokyo's tower")
+        #expect(text.foldedMatches(foldedTerm("東京"), wholeWord: true).count == 2)
+        #expect(text.foldedMatches(foldedTerm("タワー"), wholeWord: true).count == 1)
+        #expect(text.foldedMatches(foldedTerm("tow"), wholeWord: true).isEmpty)
+        #expect(text.foldedMatches(foldedTerm("tokyo"), wholeWord: true).count == 1)
+        #expect(SearchableText("がっこうとかっこう").foldedMatches(foldedTerm("がっこう"), wholeWord: false).count == 1)
+    }
+
     /// A snippet goes where the most terms are together and marks every match in it; with one
     /// match it is the snippet around that match.
     @Test func snippetsMarkEveryTermWhereTheyAreTogether() {
@@ -291,7 +319,9 @@ private struct ReferenceText {
             }
         let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
         let kept = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
-        for foldedScalar in typographic ?? (kept.isEmpty ? [scalar] : Array(kept)) {
+        // Kana as they are: their voicing marks are letters' own (が, ga, is not か, ka).
+        let kana: [Unicode.Scalar]? = ("\u{3041}"..."\u{30FF}").contains(scalar) ? [scalar] : nil
+        for foldedScalar in typographic ?? kana ?? (kept.isEmpty ? [scalar] : Array(kept)) {
             folded.append(foldedScalar)
             origin.append(position)
         }

@@ -38,6 +38,18 @@ public enum TestCluster {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// `psql`, the SQL read from a file (for statements too long for a command's argument).
+    @discardableResult
+    public static func psqlFile(_ url: String, _ sql: String) throws -> String {
+        guard let psql else { throw ClusterError.absent }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("margin-\(UUID().uuidString).sql")
+        try Data(sql.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try runProcess(psql, [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-f", file.path])
+        guard result.status == 0 else { throw ClusterError.psqlFailed(result.stderr) }
+        return result.stdout
+    }
+
     /// A new login role (a unique name starting with `prefix`): its name.
     public static func newRole(_ prefix: String) throws -> String {
         guard let url else { throw ClusterError.absent }

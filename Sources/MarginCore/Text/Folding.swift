@@ -94,6 +94,9 @@ private final class FoldCache: @unchecked Sendable {
         let folded: [Unicode.Scalar]
         if let typographic = typographicFold(scalar) {
             folded = typographic
+        } else if (0x3041...0x30FF).contains(scalar.value) {
+            // Kana keep their voicing marks: が is not か (ga, ka), as é is e.
+            folded = [scalar]
         } else {
             let decomposed = String(scalar).decomposedStringWithCompatibilityMapping.lowercased()
             let result = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }

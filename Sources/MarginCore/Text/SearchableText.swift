@@ -267,8 +267,8 @@ private func occurrences(
         if text[index] == first, text[index..<index + term.count].elementsEqual(term) {
             let range = index..<index + term.count
             if !wholeWord
-                || ((range.lowerBound == 0 || !isWordScalar(text[range.lowerBound - 1]))
-                    && (range.upperBound == text.count || !isWordScalar(text[range.upperBound])))
+                || (isWordEdge(text, range.lowerBound, outside: range.lowerBound - 1)
+                    && isWordEdge(text, range.upperBound, outside: range.upperBound))
             {
                 result.append(range)
                 if onlyFirst { break }
@@ -279,6 +279,16 @@ private func occurrences(
         index += 1
     }
     return result
+}
+
+/// Whether a match standing at `position` of the text (between two scalars, `outside` the one
+/// not matched) stands apart there as a word does: at either end of the text, next to a scalar
+/// of no word, or beside a Chinese or Japanese letter (written without spaces, each is a word's
+/// edge: `isBigramScalar`).
+@inline(__always)
+private func isWordEdge(_ text: [Unicode.Scalar], _ position: Int, outside: Int) -> Bool {
+    guard position > 0, position < text.count else { return true }
+    return !isWordScalar(text[outside]) || isBigramScalar(text[position - 1]) || isBigramScalar(text[position])
 }
 
 /// Writes a stretch of plain ASCII bytes and single spaces between them (see

@@ -114,7 +114,8 @@ public let fewHits = 3
 /// Whether a folded term is one word of the index, nothing around it: the tier of pages holding
 /// it as a word is asked for.
 func isOneIndexWord(_ term: String) -> Bool {
-    !term.isEmpty && term.unicodeScalars.allSatisfy(isIndexWordScalar)
+    // Chinese and Japanese letters are held as pairs: a term of them is a phrase of pairs.
+    !term.isEmpty && term.unicodeScalars.allSatisfy { isIndexWordScalar($0) && !isBigramScalar($0) }
 }
 
 extension Library {

@@ -329,6 +329,11 @@ import Testing
         {
             let sample = try #require(try json("meta", "sample paper") as? [String: Any])
             #expect((sample["book"] as? [String: Any])?["workType"] as? String == "proceedings-article")
+            if version >= 14 {
+                // Chinese and Japanese pages are still found by pairs of their letters.
+                let found = try #require(try json("search", "東京") as? [[String: Any]])
+                #expect(found.map { $0["page"] as? Int } == [2, 3])
+            }
         }
         let highlights = try #require(try json("highlight", "list") as? [[String: Any]])
         #expect(highlights.map { $0["note"] as? String } == ["kept across upgrades"])
@@ -341,6 +346,45 @@ import Testing
         let rendered = box.folder.path + "/p1.png"
         #expect(try box.margin.run(["render", "1", "--page", "1", "-o", rendered], environment: team).status == 0)
         #expect(FileManager.default.fileExists(atPath: rendered), "the PDF came from the database")
+    }
+
+    /// A library of v13 holding Chinese and Japanese text and punctuation past ASCII against a
+    /// word (a page written as v13 wrote it: kana folded without voicing marks, words split at
+    /// ASCII's punctuation by its trigger) is indexed again by v14: found by pairs of its letters,
+    /// が no longer finds か, "index" in "«index»" is a word of the page.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func v14IndexesChineseAndJapaneseAgain() throws {
+        let url = try TestCluster.freshDatabase()
+        let dump = Fixtures.root + "/fixtures/db/postgres-v13.sql"
+        let restore = try runProcess("/usr/bin/psql", [url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-f", dump])
+        #expect(restore.status == 0, "\(restore.stderr)")
+        try TestCluster.psql(
+            url,
+            """
+            INSERT INTO margin.page ("bookId", number, text, norm, words)
+                SELECT min(id), 99, '東京タワーは東京にあります。がっこう «index»…', '東京タワーは東京にあります。かっこう «index»…', 3
+                FROM margin.book
+            """)
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.page_word WHERE word = '«index»…'") == "1")
+        let box = Sandbox()
+        let team = ["MARGIN_LIBRARY": url]
+        func pages(_ query: String) throws -> [Int] {
+            let result = try box.margin.run(["search", query, "--json"], environment: team)
+            #expect(result.status == 0, "\(query): \(result)")
+            return try #require(try result.json() as? [[String: Any]]).compactMap { $0["page"] as? Int }
+        }
+        #expect(try pages("東京") == [99])
+        #expect(try pages("がっこう") == [99])
+        #expect(try pages("かっこう").isEmpty)
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.page_word WHERE word = '«index»…'") == "0")
+        #expect(
+            try TestCluster.psql(
+                url,
+                "SELECT string_agg(word, ' ' ORDER BY word) FROM margin.page_word WHERE page = "
+                    + "(SELECT id FROM margin.page WHERE number = 99) AND word IN ('index', '東京', 'がっ', 'かっ')")
+                == "index がっ 東京")
+        #expect(try TestCluster.psql(url, "SELECT words FROM margin.page WHERE number = 99") == "16")
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MarginCore
 import TestSupport
 import Testing
@@ -64,10 +65,68 @@ import Testing
             if let version = Int(name.dropFirst().prefix { $0.isNumber }), version >= 9 {
                 #expect(books.contains { $0.workType == "proceedings-article" }, "\(name)")
             }
+            // Chinese and Japanese pages (v13) are still found by pairs of their letters.
+            if let version = Int(name.dropFirst().prefix { $0.isNumber }), version >= 13 {
+                let found = try await database.repository.read { reader in
+                    var count = 0
+                    try reader.textIndex.candidatePages(containing: [folded("東京")], books: nil) { _ in
+                        count += 1
+                        return true
+                    }
+                    return count
+                }
+                #expect(found == 2, "\(name)")
+            }
             if name != "v\(LibraryDatabase.latestVersion).sqlite" {
                 #expect(database.backupPath != nil, "\(name): a copy is kept before migrating")
             }
         }
+    }
+
+    /// A library of v12 holding Chinese and Japanese text (its page indexed as v12 indexed it:
+    /// a run of letters one word, kana without voicing marks; a memo folded so) is indexed again
+    /// by v13: the page is found by pairs of its letters, が no longer finds か, the old words
+    /// leave the vocabulary, and the memo is folded again.
+    @Test func v13IndexesChineseAndJapaneseAgain() async throws {
+        let temp = TemporaryFolder()
+        let path = temp.path + "/library.sqlite"
+        try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v12.sqlite", toPath: path)
+        let page: Int64 = try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "INSERT INTO page (bookId, number, text) VALUES (1, 99, '東京タワーは東京にあります。がっこう')")
+            let page = db.lastInsertedRowID
+            try db.execute(
+                sql: "INSERT INTO page_words(rowid, words) VALUES (?, '東京タワーは東京にあります かっこう')", arguments: [page])
+            try db.execute(sql: "INSERT OR IGNORE INTO term(word) VALUES ('東京タワーは東京にあります'), ('かっこう')")
+            try db.execute(sql: "DELETE FROM page_pending")
+            try db.execute(
+                sql: "UPDATE memo SET text = 'がっこうのメモ', norm = 'かっこうのメモ' WHERE id = (SELECT min(id) FROM memo)")
+            return page
+        }
+        let database = try LibraryDatabase(path: path)
+        #expect(try database.schemaStatus().pending.isEmpty)
+        func pages(_ term: String) async throws -> [Int64] {
+            try await database.repository.read { reader in
+                var found = [Int64]()
+                try reader.textIndex.candidatePages(containing: [folded(term)], books: nil) { page in
+                    found.append(page.id ?? 0)
+                    return true
+                }
+                return found
+            }
+        }
+        #expect(try await pages("東京") == [page])
+        #expect(try await pages("タワー") == [page])
+        #expect(try await pages("がっこう") == [page])
+        #expect(try await pages("かっこう").isEmpty)
+        #expect(try await pages("fox") == [1, 2, 16], "the other pages are indexed as before")
+        let left = try await DatabaseQueue(path: path).read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM term WHERE word = '東京タワーは東京にあります'"),
+                try String.fetchOne(db, sql: "SELECT norm FROM memo WHERE id = (SELECT min(id) FROM memo)")
+            )
+        }
+        #expect(left.0 == 0)
+        #expect(left.1 == folded("がっこうのメモ") && left.1 != "かっこうのメモ")
     }
 
     /// `vN.sqlite.json` beside each fixture says how many rows each table must keep.

@@ -70,6 +70,21 @@ import Testing
         #expect(snippet.contains("東京タワーは東京にあります。"), "\(snippet)")
     }
 
+    /// Snippets show a compound broken at a line end with its hyphen when it was asked for so,
+    /// and a word broken in two joined.
+    @Test func snippetsShowCompoundsBrokenAtALineEnd() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("prose.pdf"))
+        func snippet(_ query: String) throws -> String {
+            let result = try box.margin.run(["search", "--json", query])
+            #expect(result.status == 0, "\(query): \(result)")
+            return try #require(try result.json() as? [[String: Any]]).first?.string("snippet") ?? ""
+        }
+        #expect(try snippet("applicative-order").contains("machine; applicative-order evaluation"))
+        #expect(try snippet("computer").contains("The computer is a machine"))
+        #expect(try snippet("cooperation").contains("and cooperation between"))
+    }
+
     @Test func searchFindsWordsAndPhrasesRankedWithSnippets() throws {
         let box = try library()
         #expect(Set(try hits(box, "fox")) == ["A Sample Paper:1", "A Sample Paper:2", "Mixed Bag:1"])

@@ -204,6 +204,30 @@ import Testing
         #expect(SearchableText("がっこうとかっこう").foldedMatches(foldedTerm("がっこう"), wholeWord: false).count == 1)
     }
 
+    /// A word broken by a hyphen at a line end is shown joined, and with its hyphen where it is
+    /// a compound: a capital after the break, the pieces hyphenated elsewhere on the page, or a
+    /// match of a hyphenated term across it; the hyphen stands outside a mark ending or
+    /// beginning there.
+    @Test func snippetsShowACompoundBrokenAtALineEndWithItsHyphen() {
+        func snippet(_ text: SearchableText, _ term: String, hyphenated: Bool = false) -> String {
+            text.snippet(
+                marking: [text.foldedMatches(foldedTerm(term), wholeWord: false)], width: 200, open: "[", close: "]",
+                hyphenated: hyphenated)
+        }
+        let text = SearchableText("The com-\nputer runs applicative-\norder code; Anglo-\nSaxon co-\noperation")
+        #expect(snippet(text, "computer") == "The [computer] runs applicativeorder code; Anglo-Saxon cooperation")
+        #expect(
+            snippet(text, "applicative-order", hyphenated: true)
+                == "The computer runs [applicative-order] code; Anglo-Saxon cooperation")
+        #expect(
+            snippet(text, "applicativeorder") == "The computer runs [applicativeorder] code; Anglo-Saxon cooperation")
+        #expect(snippet(text, "anglo") == "The computer runs applicativeorder code; [Anglo]-Saxon cooperation")
+        let twice = SearchableText("An applicative-\norder evaluation, as applicative-order is.")
+        #expect(snippet(twice, "evaluation") == "An applicative-order [evaluation], as applicative-order is.")
+        #expect(snippet(twice, "order") == "An applicative-[order] evaluation, as applicative-[order] is.")
+        #expect(snippet(twice, "applicative") == "An [applicative]-order evaluation, as [applicative]-order is.")
+    }
+
     /// A snippet goes where the most terms are together and marks every match in it; with one
     /// match it is the snippet around that match.
     @Test func snippetsMarkEveryTermWhereTheyAreTogether() {

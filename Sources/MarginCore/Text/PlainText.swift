@@ -11,7 +11,11 @@ public protocol MatchableText {
     /// About `width` scalars of context around `range`, cut at spaces, with the match between
     /// `open` and `close`.
     func snippet(around range: Range<Int>, width: Int, open: String, close: String) -> String
-    func snippet(marking matches: [[Range<Int>]], width: Int, open: String, close: String) -> String
+    /// About `width` scalars of context around the stretch richest in the terms' matches, every
+    /// match in it between `open` and `close`; `hyphenated`: a term held a hyphen (a word broken
+    /// at a line end inside a match of it is shown with its hyphen: see `SearchableText`).
+    func snippet(marking matches: [[Range<Int>]], width: Int, open: String, close: String, hyphenated: Bool)
+        -> String
 }
 
 extension SearchableText: MatchableText {}
@@ -44,8 +48,11 @@ public struct PlainText: MatchableText, Sendable {
         byteOccurrences(of: term, in: cased, wholeWord: wholeWord, first: first)
     }
 
-    /// As `SearchableText.snippet(marking:width:open:close:)`, a character a byte.
-    public func snippet(marking matches: [[Range<Int>]], width: Int = 60, open: String, close: String) -> String {
+    /// As `SearchableText.snippet(marking:width:open:close:hyphenated:)`, a character a byte
+    /// (no line end was joined here).
+    public func snippet(
+        marking matches: [[Range<Int>]], width: Int = 60, open: String, close: String, hyphenated: Bool = false
+    ) -> String {
         guard let plan = snippetPlan(matches, count: cased.count, width: width, isSpace: { cased[$0] == 0x20 }) else {
             return ""
         }

@@ -15,6 +15,9 @@ public struct SearchableText: Sendable {
     public let origin: [Int32]
     /// For each cased scalar, the index of the scalar of the original text it came from.
     public let raw: [Int32]
+    /// Where a word broken by a hyphen at a line end was joined: the position in `cased` of the
+    /// scalar after the break.
+    public let joins: [Int32]
 
     public init(_ text: String) {
         var text = text
@@ -158,6 +161,7 @@ public struct SearchableText: Sendable {
         self.raw = Array(UnsafeBufferPointer(start: raw, count: casedCount))
         self.folded = Array(UnsafeBufferPointer(start: folded.scalars, count: folded.count))
         self.origin = Array(UnsafeBufferPointer(start: folded.origins, count: folded.count))
+        self.joins = joins.map { Int32($0) }
     }
 
     /// The range of the original text's scalars that a range of `cased` came from.
@@ -198,11 +202,46 @@ public struct SearchableText: Sendable {
 
     /// About `width` scalars of context around the stretch richest in the terms' matches (see
     /// `snippetPlan`), every match in it between `open` and `close`.
-    public func snippet(marking matches: [[Range<Int>]], width: Int = 60, open: String, close: String) -> String {
+    ///
+    /// A word broken by a hyphen at a line end is shown joined ("com-" "puter": "computer"), and
+    /// with its hyphen where it is a compound ("applicative-" "order": "applicative-order", not
+    /// "applicativeorder"): where the word after the break begins with a capital or a digit
+    /// ("Anglo-Saxon", "COVID-19"), where the page holds the two pieces joined by a hyphen
+    /// elsewhere, or where a match of a term holding a hyphen (`hyphenated`) runs across it.
+    public func snippet(
+        marking matches: [[Range<Int>]], width: Int = 60, open: String, close: String, hyphenated: Bool = false
+    ) -> String {
         guard let plan = snippetPlan(matches, count: cased.count, width: width, isSpace: { cased[$0] == " " }) else {
             return ""
         }
-        return snippetText(plan, count: cased.count, open: open, close: close) { scalarString(cased[$0]) }
+        var kept = Set<Int>()
+        for join in joins.lazy.map({ Int($0) }) where join > plan.start && join < plan.end {
+            if keepsHyphen(
+                at: join, hyphenated: hyphenated && plan.marks.contains { $0.contains(join - 1) && $0.contains(join) })
+            {
+                kept.insert(join)
+            }
+        }
+        return snippetText(
+            plan, count: cased.count, open: open, close: close, joint: { kept.contains($0) ? "-" : "" }
+        ) { scalarString(cased[$0]) }
+    }
+
+    /// Whether the word broken at a line end before `join` (a position in `cased`) is a compound
+    /// shown with its hyphen (see `snippet(marking:width:open:close:hyphenated:)`).
+    func keepsHyphen(at join: Int, hyphenated: Bool) -> Bool {
+        guard join > 0, join < cased.count else { return false }
+        if hyphenated { return true }
+        let after = cased[join].properties
+        if after.isUppercase || after.numericType != nil { return true }
+        var start = join
+        while start > 0, isWordScalar(cased[start - 1]) { start -= 1 }
+        var end = join
+        while end < cased.count, isWordScalar(cased[end]) { end += 1 }
+        let compound = foldedTerm(scalarString(cased[start..<join]) + "-" + scalarString(cased[join..<end]))
+        // The page's own text: the hyphen-kept copies of its line ends come after a line break.
+        let page = folded.firstIndex(of: "\n") ?? folded.count
+        return !occurrences(of: compound, in: Array(folded[..<page]), wholeWord: true, first: true).isEmpty
     }
 
     /// About `width` scalars of context around `range`, cut at spaces, with the match between

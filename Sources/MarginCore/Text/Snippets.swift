@@ -38,16 +38,35 @@ public func snippetPlan(
     return (start, end, marks)
 }
 
-/// The text of a snippet plan: `piece(a..<b)` is the text between two positions.
+/// The text of a snippet plan: `piece(a..<b)` is the text between two positions; `joint(i)`
+/// what stands before position `i` besides (a hyphen kept at a joined line end), outside the
+/// marks where a mark begins or ends there.
 public func snippetText(
     _ plan: (start: Int, end: Int, marks: [Range<Int>]), count: Int, open: String, close: String,
-    piece: (Range<Int>) -> String
+    joint: ((Int) -> String)? = nil, piece: (Range<Int>) -> String
 ) -> String {
+    // A stretch with the joints inside it (and at its ends, `from` and `to`, when asked).
+    func stretch(_ range: Range<Int>, ends: Bool) -> String {
+        guard let joint else { return piece(range) }
+        var text = ""
+        var at = range.lowerBound
+        let first = ends && range.lowerBound > plan.start ? range.lowerBound : range.lowerBound + 1
+        let last = ends && range.upperBound < plan.end ? range.upperBound : range.upperBound - 1
+        if first <= last {
+            for position in first...last {
+                let between = joint(position)
+                guard !between.isEmpty else { continue }
+                text += piece(at..<position) + between
+                at = position
+            }
+        }
+        return text + piece(at..<range.upperBound)
+    }
     var text = plan.start > 0 ? "…" : ""
     var at = plan.start
     for mark in plan.marks {
-        text += piece(at..<mark.lowerBound) + open + piece(mark) + close
+        text += stretch(at..<mark.lowerBound, ends: true) + open + stretch(mark, ends: false) + close
         at = mark.upperBound
     }
-    return text + piece(at..<plan.end) + (plan.end < count ? "…" : "")
+    return text + stretch(at..<plan.end, ends: true) + (plan.end < count ? "…" : "")
 }

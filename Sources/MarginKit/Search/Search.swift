@@ -330,7 +330,8 @@ extension Library {
             if found.isEmpty { return nil }
             all.append(found)
         }
-        let marked = text.snippet(marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
+        let marked = text.snippet(
+            marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose, hyphenated: false)
         var hit = SearchHit(book: page.bookId, title: "", page: page.number, marked: marked, matches: all[0].count)
         hit.matchKind = "stem"
         return hit
@@ -353,7 +354,9 @@ extension Library {
             if found.isEmpty { return nil }
             all.append(found)
         }
-        let marked = text.snippet(marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose)
+        let marked = text.snippet(
+            marking: all, width: 60, open: SearchHit.markOpen, close: SearchHit.markClose,
+            hyphenated: folded.contains { $0.contains("-") })
         // Whole words: each term standing alone somewhere on the page.
         let standsAlone = folded.indices.allSatisfy {
             whole[$0] || !matches($0, wholeWord: true, first: true).isEmpty

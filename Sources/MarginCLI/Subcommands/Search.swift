@@ -21,6 +21,10 @@ extension Margin {
                 pdfgrep -i finds), --case-sensitive, --whole-word or --regex. Curly quotes, apostrophes and dashes match the straight \
                 ones a keyboard types ("don't" finds "don’t").
 
+                Chinese and Japanese, written without spaces, are indexed as pairs of characters: \
+                any run of them is found where it stands ("東京" in "東京タワー"), as a whole word; \
+                kana keep their voicing marks ("が" does not find "か").
+
                 Ranking: first the pages where each single-word term stands as a whole word, then \
                 those holding another form of one (its stem's), then those where one is only inside \
                 longer words ("art" in "start"), so neither pushes whole words down; within each, \
@@ -37,7 +41,10 @@ extension Margin {
                 With --json a page hit says "matchKind": "word" when every term stands on the page \
                 as a whole word somewhere, "stem" when one is there only in another form, "piece" \
                 when one is only inside words ("art" in "start"). \
-                Snippets go where the most terms are together and mark every match there.
+                Snippets go where the most terms are together and mark every match there. A word \
+                hyphenated at a line end is shown joined ("computer"), a compound with its hyphen \
+                ("applicative-order": a capital after the hyphen, the compound elsewhere on the \
+                page, or a query holding the hyphen).
 
                 When hits are few (fewer than 3), a word the library holds on fewer than 3 pages is \
                 taken for a misspelling: stderr says "note: did you mean '...'?" with the queries made of \

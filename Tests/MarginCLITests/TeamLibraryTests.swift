@@ -233,6 +233,8 @@ import Testing
             ["fox", "--limit", "2"],
             // Chinese and Japanese (pairs of letters), and words against punctuation past ASCII.
             ["東京"], ["東京タワー"], ["索引"], ["京"], ["が"], ["tokyo 東京"], ["\"東京に\""],
+            // Words together as a phrase first.
+            ["brown quick"], ["inverted index"], ["the fox"], ["fox the"],
         ]
         for query in ranked {
             #expect(try hits(personal, [:], query) == hits(team, onTeam, query), "\(query)")

@@ -70,6 +70,33 @@ import Testing
         #expect(snippet.contains("東京タワーは東京にあります。"), "\(snippet)")
     }
 
+    /// Nearness counts: among the pages holding every word, those where the words stand together
+    /// as the phrase they make in the order typed come first (then by bm25); a page holding the
+    /// words apart only, or in another order, or inside longer words, comes after.
+    @Test func pagesHoldingTheWordsTogetherComeFirst() throws {
+        let box = Sandbox()
+        let path = box.folder.path + "/near.pdf"
+        try Fixtures.makePages(
+            path,
+            [
+                "quick quick quick: a quick dog, a brown cat, quick quick", "the quick brown fox",
+                "brown, quick and quick again, quick", "quickbrown quick brownish brown",
+            ])
+        try box.ok("add", "-q", path)
+        func pages(_ query: String...) throws -> [Int] {
+            let result = try box.margin.run(["search", "--json"] + query)
+            #expect(result.status == 0, "\(query): \(result)")
+            return try #require(try result.json() as? [[String: Any]]).compactMap { $0.int("page") }
+        }
+        let apart = try pages("quick", "--limit", "0")
+        #expect(apart.count == 4)
+        #expect(try pages("quick brown").first == 2)
+        #expect(try pages("quick brown").count == 4)
+        #expect(try pages("brown quick").first != 2, "the other order is not the phrase")
+        #expect(try pages("fox quick").first == 2, "one page holds both: no phrase needed")
+        #expect(try pages("quick brown", "--case-sensitive").count == 4)
+    }
+
     /// Snippets show a compound broken at a line end with its hyphen when it was asked for so,
     /// and a word broken in two joined.
     @Test func snippetsShowCompoundsBrokenAtALineEnd() throws {

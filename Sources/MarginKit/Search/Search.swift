@@ -249,15 +249,41 @@ extension Library {
         // another form of them (`StemPlan`), then the rest, each tier in the index's order
         // (`WordTier`).
         let words = indexTerms.filter(isOneIndexWord)
+        // Pages shown by a tier, left out of the tiers after it.
+        var seen = Set<PageKey>()
         if words.isEmpty {
             try store.textIndex.candidatePages(containing: indexTerms, books: options.books, visit: visit)
         } else {
             var going = true
-            try store.textIndex.candidatePages(containing: indexTerms, words: .holding(words), books: options.books) {
-                going = visit($0)
-                return going
+            // Nearness counts: the pages where the words stand together, as the phrase they make
+            // in the order typed, come before the others holding them.
+            if words.count >= 2, words.count == indexTerms.count, !options.caseSensitive {
+                let phrase = words.joined(separator: " ")
+                let together = foldedTerm(phrase)
+                try store.textIndex.candidatePages(containing: [phrase], books: options.books) { page in
+                    if options.isOver {
+                        over = true
+                        return false
+                    }
+                    let holds =
+                        PlainText(page.text).map { !$0.foldedMatches(together, wholeWord: true, first: true).isEmpty }
+                        ?? !SearchableText(page.text).foldedMatches(together, wholeWord: true, first: true).isEmpty
+                    guard holds else { return true }
+                    let shown = hits.count
+                    going = visit(page)
+                    if hits.count > shown { seen.insert(PageKey(page)) }
+                    return going
+                }
             }
-            var seen = Set<PageKey>()
+            if going, !over {
+                try store.textIndex.candidatePages(
+                    containing: indexTerms, words: .holding(words), books: options.books
+                ) { page in
+                    guard seen.isEmpty || !seen.contains(PageKey(page)) else { return true }
+                    going = visit(page)
+                    return going
+                }
+            }
             if going, !over, options.stems, !options.caseSensitive, !options.wholeWord {
                 let stemmable = Set(
                     rawTerms(query).filter { !$0.quoted && !$0.text.hasPrefix("=") }.map {
@@ -284,6 +310,7 @@ extension Library {
                             over = true
                             return false
                         }
+                        guard seen.isEmpty || !seen.contains(PageKey(page)) else { return true }
                         let hit: SearchHit?
                         if let plain = PlainText(page.text) {
                             hit = stemHit(plain, page, forms: forms, options)

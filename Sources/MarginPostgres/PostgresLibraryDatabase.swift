@@ -385,6 +385,9 @@ final class PostgresSession: @unchecked Sendable {
     let path: String
     /// One transaction at a time on the connection.
     let turn = NSLock()
+    /// `emptyAnswer`, once made.
+    private var empty: PostgresQueryResult?
+    private let emptyLock = NSLock()
 
     init(connection: PostgresConnection, logger: Logger, path: String) {
         self.connection = connection
@@ -398,16 +401,35 @@ final class PostgresSession: @unchecked Sendable {
     /// loop (which would stop every connection served by it) — checked before each wait.
     @discardableResult
     func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+        try wait(for: send(sql, binds))
+    }
+
+    /// An answer of no rows, as a read sent ahead is answered while sending (one statement once
+    /// on this connection).
+    func emptyAnswer() throws -> PostgresQueryResult {
+        if let empty = emptyLock.withLock({ empty }) { return empty }
+        let answer = try run("SELECT 1 WHERE false")
+        emptyLock.withLock { empty = answer }
+        return answer
+    }
+
+    /// Sends one statement; its answer is waited for with `wait(for:)`. A statement on a
+    /// connection the server closed (a restart, an outage) is never answered: it is refused at
+    /// once, and one running when the connection closes fails then.
+    func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PendingAnswer {
         connection.eventLoop.preconditionNotInEventLoop()
-        // A statement on a connection the server closed (a restart, an outage) is never answered:
-        // it is refused at once, and one running when the connection closes fails then.
         guard !connection.isClosed else { throw StoreError.unreachable(path: path, reason: Self.lost) }
-        let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-        let done = DispatchSemaphore(value: 0)
-        answer.whenComplete { _ in done.signal() }
-        // Looked at every 200 ms while a statement runs (most answer within a few).
+        return PendingAnswer(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+    }
+
+    /// The answer to a statement sent, waited for on this thread: looked at every 200 ms while it
+    /// runs (most answer within a few) whether the connection closed.
+    func wait(for answer: PendingAnswer) throws -> PostgresQueryResult {
         var closedAt: DispatchTime?
-        while done.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
+        while true {
+            if let result = answer.result(waitingUntil: .now() + .milliseconds(200)) {
+                do { return try result.get() } catch { throw Self.storeError(error, path: path) }
+            }
             guard connection.isClosed else { continue }
             // Closed: the answer comes now or never.
             let now = DispatchTime.now()
@@ -415,11 +437,6 @@ final class PostgresSession: @unchecked Sendable {
                 throw StoreError.unreachable(path: path, reason: Self.lost)
             }
             closedAt = closedAt ?? now
-        }
-        do {
-            return try answer.wait()
-        } catch {
-            throw Self.storeError(error, path: path)
         }
     }
 
@@ -488,7 +505,7 @@ extension PostgresSession {
         do {
             let result = try body()
             // Answered before the first read was (when there was one): the reads were inside it.
-            do { _ = try begun.wait() } catch { throw Self.storeError(error, path: path) }
+            _ = try wait(for: begun)
             _ = try send("COMMIT")
             return result
         } catch {
@@ -496,12 +513,30 @@ extension PostgresSession {
             throw error
         }
     }
+}
 
-    /// Sends one statement without waiting for its answer.
-    private func send(_ sql: String) throws -> EventLoopFuture<PostgresQueryResult> {
-        connection.eventLoop.preconditionNotInEventLoop()
-        guard !connection.isClosed else { throw StoreError.unreachable(path: path, reason: Self.lost) }
-        return connection.query(PostgresQuery(unsafeSQL: sql, binds: PostgresBindings()), logger: logger)
+/// A statement's answer to come. Its result is kept as the connection's event loop gives it,
+/// and read here: `EventLoopFuture.wait()` would hand a task to the event loop and wait for it
+/// to run, a round trip between two threads for every statement, once more after the answer.
+final class PendingAnswer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answer: Result<PostgresQueryResult, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ future: EventLoopFuture<PostgresQueryResult>) {
+        future.whenComplete { [self] result in
+            lock.withLock { answer = result }
+            done.signal()
+        }
+    }
+
+    /// The result, once there is one; nil if none came by `deadline`.
+    func result(waitingUntil deadline: DispatchTime) -> Result<PostgresQueryResult, any Error>? {
+        if let answer = lock.withLock({ answer }) { return answer }
+        guard done.wait(timeout: deadline) == .success else { return nil }
+        // Given back for the next look (a result once there stays).
+        done.signal()
+        return lock.withLock { answer }
     }
 }
 

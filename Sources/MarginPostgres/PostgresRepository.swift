@@ -190,12 +190,33 @@ struct PostgresStore: StoreWriter, TextIndex {
     /// What this transaction's search counted of its candidate pages, so the count of the pages
     /// past the hits shown is not made twice.
     let counted = CountedCandidates()
+    /// Reads sent ahead (`sendAhead`), answered when made.
+    let sent = SentAhead()
 
     var textIndex: any TextIndex { self }
 
+    /// Whether `sendAhead` sends (unless `MARGIN_PLAIN` names `send-ahead`).
+    static let sendsAhead = FastPaths.isOn("send-ahead")
+
+    /// Runs one statement: answered from what was sent ahead when it was (a write drops what
+    /// was, its answers being from before it), sent and answered empty while sending ahead.
     @discardableResult
     func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
-        try session.run(sql, binds)
+        let statement = SentAhead.Statement(sql: sql, binds: binds)
+        if let empty = sent.emptyAnswer {
+            sent.keep(statement, try session.send(sql, binds))
+            return empty
+        }
+        if let pending = sent.take(statement) { return try session.wait(for: pending) }
+        if !sent.isEmpty, !sql.hasPrefix("SELECT"), !sql.hasPrefix("(SELECT") { sent.drop() }
+        return try session.run(sql, binds)
+    }
+
+    func sendAhead(_ reads: (any StoreReader) throws -> Void) throws {
+        guard Self.sendsAhead, sent.emptyAnswer == nil else { return }
+        sent.emptyAnswer = try session.emptyAnswer()
+        defer { sent.emptyAnswer = nil }
+        try reads(self)
     }
 
     /// The table (or view) a model is read from.
@@ -783,6 +804,33 @@ struct SQLBuilder {
 /// The counts of candidate pages a transaction made, each with a cap: `count` pages when it is
 /// under the cap, else at least the cap. Several are kept: a search's tiers count theirs, and
 /// the count of the pages past the hits shown asks for them again.
+/// Statements a transaction sent ahead (`PostgresStore.sendAhead`) and their answers to come, by
+/// statement and arguments; while `emptyAnswer` is set, statements are sent and kept, and answered
+/// with it. One transaction's, on its thread.
+final class SentAhead: @unchecked Sendable {
+    struct Statement: Hashable {
+        let sql: String
+        let binds: PostgresBindings
+    }
+
+    private var answers = [Statement: [PendingAnswer]]()
+    var emptyAnswer: PostgresQueryResult?
+
+    var isEmpty: Bool { answers.isEmpty }
+
+    func keep(_ statement: Statement, _ answer: PendingAnswer) { answers[statement, default: []].append(answer) }
+
+    /// The first answer to come to this statement, if it was sent.
+    func take(_ statement: Statement) -> PendingAnswer? {
+        guard var waiting = answers[statement], !waiting.isEmpty else { return nil }
+        let first = waiting.removeFirst()
+        answers[statement] = waiting.isEmpty ? nil : waiting
+        return first
+    }
+
+    func drop() { answers.removeAll() }
+}
+
 final class CountedCandidates: @unchecked Sendable {
     private let lock = NSLock()
     private var known = [(terms: [String], books: [Int64]?, count: Int, cap: Int)]()

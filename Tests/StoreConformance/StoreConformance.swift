@@ -26,6 +26,7 @@ public enum StoreConformance {
         ("addVersion serves a version and moves what is on its pages", addVersionServesAVersion),
         ("annotations are added, changed and removed by id", annotationTransactions),
         ("importBackup merges by UUID, the newer wins, a dry run changes nothing", importBackupMerges),
+        ("reads sent ahead answer as made, and never from before a write", readsSentAheadAnswerAsMade),
     ]
 
     public static var names: [String] { checks.map(\.name) }
@@ -47,6 +48,43 @@ public enum StoreConformance {
     }
 
     static func sha(_ character: Character) -> String { String(repeating: character, count: 64) }
+
+    /// `sendAhead`: the reads it sends answer as they do when made without it (the same rows,
+    /// counts, twice the same read, a read sent ahead but never made, a read whose arguments
+    /// differ from the one sent); in a write, a read made after a write sees the write.
+    static func readsSentAheadAnswerAsMade(_ store: any LibraryStore) async throws {
+        for (title, letter) in [("Dune", "a"), ("Emma", "b"), ("Ulysses", "c")] {
+            _ = try await makeBook(store, title, sha: sha(Character(letter)), folder: "shelf")
+        }
+        let all = Query<Book>().sorted(by: Book.Fields.title.ascending)
+        let shelf = Query<Book>().filter(Book.Fields.folder == "shelf")
+        let plain = try await store.repository.read { reader in
+            (try reader.fetch(all).map(\.title), try reader.count(shelf), try reader.fetch(all.limit(1)).map(\.title))
+        }
+        #expect(plain.0 == ["Dune", "Emma", "Ulysses"] && plain.1 == 3 && plain.2 == ["Dune"])
+        let ahead = try await store.repository.read { reader in
+            try reader.sendAhead { ahead in
+                #expect(try ahead.fetch(all).count <= 3)
+                _ = try ahead.fetch(all)
+                _ = try ahead.count(shelf)
+                _ = try ahead.fetch(Query<Book>().filter(Book.Fields.title == "never made"))
+                _ = try ahead.fetch(all.limit(2))
+            }
+            return (
+                try reader.fetch(all).map(\.title), try reader.count(shelf),
+                try reader.fetch(all.limit(1)).map(\.title),
+                try reader.fetch(all).map(\.title)
+            )
+        }
+        #expect(ahead.0 == plain.0 && ahead.1 == plain.1 && ahead.2 == plain.2 && ahead.3 == plain.0)
+        let afterWrite = try await store.repository.write { writer in
+            try writer.sendAhead { ahead in _ = try ahead.fetch(all) }
+            var book = Book(sha256: sha("d"), title: "Beloved", author: nil, pages: 1, bytes: 1)
+            try writer.insert(&book)
+            return try writer.fetch(all).map(\.title)
+        }
+        #expect(afterWrite == ["Beloved", "Dune", "Emma", "Ulysses"])
+    }
 
     static func insertAssignsIdsAndFetchesBack(_ store: any LibraryStore) async throws {
         let book = try await makeBook(store, "Dune", sha: sha("a"), author: "Herbert")

@@ -25,7 +25,9 @@ extension Margin {
                 any run of them is found where it stands ("東京" in "東京タワー"), as a whole word; \
                 kana keep their voicing marks ("が" does not find "か").
 
-                Ranking: first the pages where each single-word term stands as a whole word, then \
+                Ranking: first the pages where the words stand together, as the phrase they make \
+                in the order typed ("quick brown" on "the quick brown fox"), then the others where \
+                each single-word term stands as a whole word, then \
                 those holding another form of one (its stem's), then those where one is only inside \
                 longer words ("art" in "start"), so neither pushes whole words down; within each, \
                 by bm25 (how often the terms are on the page, the rarer terms weighing more, shorter \

@@ -43,9 +43,18 @@ public protocol StoreReader {
     /// library's member who may change the book's content places everyone's (it is read for
     /// that only); anyone else their own.
     func highlightsToPlace(bookId: Int64) throws -> [Highlight]
+    /// Reads about to be made, sent together by a store that answers from a server (one wait
+    /// for all of them, not one each): `reads` runs on a reader that sends each statement and
+    /// answers it empty, and the same reads made next, with the same arguments, are answered
+    /// from what was sent. So what `reads` reads must not depend on what it read before (such
+    /// a read is sent in vain, and made again when asked). A store that answers in process
+    /// runs nothing.
+    func sendAhead(_ reads: (any StoreReader) throws -> Void) throws
 }
 
 extension StoreReader {
+    public func sendAhead(_ reads: (any StoreReader) throws -> Void) throws {}
+
     public func countAndSum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> (count: Int, sum: Int) {
         (try count(query), try sum(field, query))
     }

@@ -157,13 +157,23 @@ extension Library {
                 (hits, stemmed) = try self.termHits(query, options: options, store)
             }
             // Titles only for the books hit: a large library isn't decoded for a search.
-            let ids = Array(Set(hits.map(\.book)))
+            // In order: the same reads sent ahead and made have the same arguments.
+            let ids = Array(Set(hits.map(\.book))).sorted()
+            var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
+            if let books = options.books { scanned = scanned.filter(Book.Fields.id.isIn(books)) }
+            // The reads that close a search, sent together to a server (`sendAhead`).
+            let shown = limit > 0 ? Array(hits.prefix(limit)) : hits
+            try store.sendAhead { ahead in
+                if !ids.isEmpty { _ = try ahead.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))) }
+                _ = try ahead.countAndSum(Book.Fields.textlessPages, scanned)
+                var labelled = shown
+                try labelPages(&labelled, ahead)
+                if options.listUnindexed { _ = try ahead.fetch(Self.unindexed) }
+            }
             let books = ids.isEmpty ? [] : try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
             let titles = Dictionary(
                 books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
-            var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
-            if let books = options.books { scanned = scanned.filter(Book.Fields.id.isIn(books)) }
             // Counted, not read: a library of scans may hold thousands of such books.
             let (scans, scannedPages) = try store.countAndSum(Book.Fields.textlessPages, scanned)
             var textless = Textless(books: scans, pages: scannedPages)
@@ -229,20 +239,25 @@ extension Library {
         var asked = Set<String>()
         let indexTerms = folded.map(scalarString).filter { asked.insert($0).inserted }
         var over = false
-        func visit(_ page: PageText) -> Bool {
+        /// Visits a page holding `together` (when given: the words as one phrase) as a word.
+        func visit(_ page: PageText, together: [Unicode.Scalar]? = nil) -> Bool {
             if options.isOver {
                 over = true
                 return false
             }
-            // Most pages are plain ASCII, read as `SearchableText` reads them without building one.
-            let hit: SearchHit?
-            if let plain = PlainText(page.text) {
-                hit = pageHit(plain, page, folded: folded, cased: cased, whole: whole, options)
-            } else {
-                hit = pageHit(SearchableText(page.text), page, folded: folded, cased: cased, whole: whole, options)
+            func hit<Text: MatchableText>(_ text: Text) -> SearchHit? {
+                if let together, text.foldedMatches(together, wholeWord: true, first: true).isEmpty { return nil }
+                return pageHit(text, page, folded: folded, cased: cased, whole: whole, options)
             }
-            guard let hit else { return true }
-            hits.append(hit)
+            // Most pages are plain ASCII, read as `SearchableText` reads them without building one.
+            let found: SearchHit?
+            if let plain = PlainText(page.text) {
+                found = hit(plain)
+            } else {
+                found = hit(SearchableText(page.text))
+            }
+            guard let found else { return true }
+            hits.append(found)
             return options.limit == 0 || hits.count < options.limit
         }
         // Whole words first: the pages holding each one-word term as a word, then those holding
@@ -252,7 +267,7 @@ extension Library {
         // Pages shown by a tier, left out of the tiers after it.
         var seen = Set<PageKey>()
         if words.isEmpty {
-            try store.textIndex.candidatePages(containing: indexTerms, books: options.books, visit: visit)
+            try store.textIndex.candidatePages(containing: indexTerms, books: options.books, visit: { visit($0) })
         } else {
             var going = true
             // Nearness counts: the pages where the words stand together, as the phrase they make
@@ -261,16 +276,8 @@ extension Library {
                 let phrase = words.joined(separator: " ")
                 let together = foldedTerm(phrase)
                 try store.textIndex.candidatePages(containing: [phrase], books: options.books) { page in
-                    if options.isOver {
-                        over = true
-                        return false
-                    }
-                    let holds =
-                        PlainText(page.text).map { !$0.foldedMatches(together, wholeWord: true, first: true).isEmpty }
-                        ?? !SearchableText(page.text).foldedMatches(together, wholeWord: true, first: true).isEmpty
-                    guard holds else { return true }
                     let shown = hits.count
-                    going = visit(page)
+                    going = visit(page, together: together)
                     if hits.count > shown { seen.insert(PageKey(page)) }
                     return going
                 }
@@ -629,7 +636,7 @@ func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ s
 
 /// Gives each hit its page's printed number, from the guides of the books hit.
 private func labelPages(_ hits: inout [SearchHit], _ store: any StoreReader) throws {
-    let ids = Array(Set(hits.map(\.book)))
+    let ids = Array(Set(hits.map(\.book))).sorted()
     guard !ids.isEmpty else { return }
     // Only the guides that label pages are read (most books have none).
     var guides = [Int64: BookGuide]()

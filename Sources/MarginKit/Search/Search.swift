@@ -166,6 +166,7 @@ extension Library {
             try store.sendAhead { ahead in
                 if !ids.isEmpty { _ = try ahead.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))) }
                 _ = try ahead.countAndSum(Book.Fields.textlessPages, scanned)
+                _ = try ahead.first(scanned)  // read when one book is a scan; sent in vain otherwise
                 var labelled = shown
                 try labelPages(&labelled, ahead)
                 if options.listUnindexed { _ = try ahead.fetch(Self.unindexed) }

@@ -822,7 +822,8 @@ final class SentAhead: @unchecked Sendable {
 
     /// The first answer to come to this statement, if it was sent.
     func take(_ statement: Statement) -> PendingAnswer? {
-        guard var waiting = answers[statement], !waiting.isEmpty else { return nil }
+        // Nothing sent: not even hashed (a page's text is among an insert's arguments).
+        guard !answers.isEmpty, var waiting = answers[statement], !waiting.isEmpty else { return nil }
         let first = waiting.removeFirst()
         answers[statement] = waiting.isEmpty ? nil : waiting
         return first

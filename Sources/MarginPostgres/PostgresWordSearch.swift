@@ -28,12 +28,11 @@ extension PostgresStore {
     /// words and 10.0 ms from the text.
     static let countedInWords = 100
 
-    /// Whether the words answer a term: letters and digits only (so it never spans two words:
-    /// `isIndexWordScalar`), none Chinese or Japanese (held as pairs: `isBigramScalar`), at least
-    /// three of them (the vocabulary's trigram index finds the words that hold it).
+    /// Whether the words answer a term: one index word (`isOneIndexWord`: letters and digits, so
+    /// it never spans two words; none Chinese or Japanese, which are held as pairs), at least
+    /// three scalars (the vocabulary's trigram index finds the words that hold it).
     static func isWordTerm(_ term: String) -> Bool {
-        term.unicodeScalars.count >= 3
-            && term.unicodeScalars.allSatisfy { isIndexWordScalar($0) && !isBigramScalar($0) }
+        term.unicodeScalars.count >= 3 && isOneIndexWord(term)
     }
 
     /// Each word term's words, in one statement; nil (the text is searched then) when no term

@@ -40,6 +40,12 @@ public func isBigramScalar(_ scalar: Unicode.Scalar) -> Bool {
     }
 }
 
+/// Whether a folded term is one word of the index, nothing around it: word scalars only, none of
+/// them held as pairs (`isBigramScalar`: a term of those is a phrase of pairs).
+public func isOneIndexWord(_ term: String) -> Bool {
+    !term.isEmpty && term.unicodeScalars.allSatisfy { isIndexWordScalar($0) && !isBigramScalar($0) }
+}
+
 /// The words a page index holds for a page's text: `indexWords` of its folded form, joined by
 /// single spaces.
 public func indexedWords(of text: String) -> String {

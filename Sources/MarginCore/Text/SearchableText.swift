@@ -241,7 +241,7 @@ public struct SearchableText: Sendable {
         let compound = foldedTerm(scalarString(cased[start..<join]) + "-" + scalarString(cased[join..<end]))
         // The page's own text: the hyphen-kept copies of its line ends come after a line break.
         let page = folded.firstIndex(of: "\n") ?? folded.count
-        return !occurrences(of: compound, in: Array(folded[..<page]), wholeWord: true, first: true).isEmpty
+        return !occurrences(of: compound, in: folded, wholeWord: true, first: true, length: page).isEmpty
     }
 
     /// About `width` scalars of context around `range`, cut at spaces, with the match between
@@ -294,14 +294,17 @@ public func casedTerm(_ term: String) -> [Unicode.Scalar] {
     SearchableText(term).cased
 }
 
+/// Where `term` occurs in `text`, within its first `length` scalars (all of it without).
 private func occurrences(
-    of term: [Unicode.Scalar], in text: [Unicode.Scalar], wholeWord: Bool, first onlyFirst: Bool = false
+    of term: [Unicode.Scalar], in text: [Unicode.Scalar], wholeWord: Bool, first onlyFirst: Bool = false,
+    length: Int? = nil
 ) -> [Range<Int>] {
-    guard !term.isEmpty, term.count <= text.count else { return [] }
+    let length = min(length ?? text.count, text.count)
+    guard !term.isEmpty, term.count <= length else { return [] }
     var result = [Range<Int>]()
     let first = term[0]
     var index = 0
-    let last = text.count - term.count
+    let last = length - term.count
     while index <= last {
         if text[index] == first, text[index..<index + term.count].elementsEqual(term) {
             let range = index..<index + term.count

@@ -111,13 +111,6 @@ extension Library {
 /// Fewer hits than this, and a search suggests (when asked to).
 public let fewHits = 3
 
-/// Whether a folded term is one word of the index, nothing around it: the tier of pages holding
-/// it as a word is asked for.
-func isOneIndexWord(_ term: String) -> Bool {
-    // Chinese and Japanese letters are held as pairs: a term of them is a phrase of pairs.
-    !term.isEmpty && term.unicodeScalars.allSatisfy { isIndexWordScalar($0) && !isBigramScalar($0) }
-}
-
 extension Library {
     /// Searches page text (or annotations). Candidates come from the full-text index; every hit
     /// is then checked against the stored page text, so results equal a scan.

@@ -16,7 +16,11 @@ import PostgresNIO
 public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked Sendable {
     /// The connection opened first.
     let session: PostgresSession
+    /// The pool reads lease their connections from.
     let client: PostgresClient
+    /// The pool writes lease theirs from: a lane of their own, so a memo saved while a server's
+    /// readers hold every connection of theirs does not wait for one behind the searches.
+    let writers: PostgresClient
     private let running: Task<Void, Never>
     let logger: Logger
     /// What ranking weighs pages with, shared by this process's transactions.
@@ -54,8 +58,17 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     private var filesSession: PostgresSession?
     /// How the first connection was made (the files' connection is made alike).
     private let configuration: PostgresConnection.Configuration
-    /// Where transactions wait for PostgreSQL (threads of their own, not cooperative ones).
-    static let queue = DispatchQueue(label: "margin.postgres", attributes: .concurrent)
+    /// Where transactions wait for PostgreSQL: threads of their own, as many as the connections
+    /// a process leases at once and a few more (a dispatch queue's threads are Dispatch's to add:
+    /// five ran the transactions of 32 readers while connections sat idle).
+    static let threads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 16)
+        pool.start()
+        return pool
+    }()
+    /// Whether writes lease from a pool of their own (unless `MARGIN_PLAIN` names `write-lane`:
+    /// then they queue for the readers' connections, as reads do).
+    static let writeLane = FastPaths.isOn("write-lane")
     /// The URL without its password, for messages.
     public let path: String?
     public var backupPath: String? { nil }
@@ -138,7 +151,16 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         pooled.options.keepAliveBehavior = nil
         let client = PostgresClient(configuration: pooled, backgroundLogger: logger)
         self.client = client
-        running = Task.detached { await client.run() }
+        var writing = pooled
+        writing.options.maximumConnections = Self.writeLane ? 2 : 1
+        let writers = PostgresClient(configuration: writing, backgroundLogger: logger)
+        self.writers = writers
+        running = Task.detached {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await client.run() }
+                group.addTask { await writers.run() }
+            }
+        }
         do {
             // Who, how, and whether the library has a schema yet, in one round trip.
             let facts = try session.run(

@@ -70,12 +70,13 @@ struct PostgresRepository: Repository {
         let path = database.path ?? "postgres"
         do {
             return try await leased(path: path) { lease in
-                try await database.client.withConnection { connection in
-                    lease.started(on: connection)
-                    let session = PostgresSession(connection: connection, logger: database.logger, path: path)
-                    let pooled = store(session)
-                    return try await blocking { try session.transaction(readOnly: readOnly) { try body(pooled) } }
-                }
+                try await (readOnly || !PostgresLibraryDatabase.writeLane ? database.client : database.writers)
+                    .withConnection { connection in
+                        lease.started(on: connection)
+                        let session = PostgresSession(connection: connection, logger: database.logger, path: path)
+                        let pooled = store(session)
+                        return try await blocking { try session.transaction(readOnly: readOnly) { try body(pooled) } }
+                    }
             }
         } catch let error as PSQLError {
             throw PostgresSession.storeError(error, path: path)
@@ -171,12 +172,10 @@ private func leased<T: Sendable>(path: String, _ work: @escaping @Sendable (Leas
     }
 }
 
-/// Runs `work` on a thread of the store's queue (it waits for PostgreSQL), never on a
+/// Runs `work` on a thread of the store's own (it waits for PostgreSQL), never on a
 /// cooperative thread.
 private func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        PostgresLibraryDatabase.queue.async { continuation.resume(with: Result(catching: work)) }
-    }
+    try await PostgresLibraryDatabase.threads.runIfActive(work)
 }
 
 /// Statements of one transaction, as one user: annotations are read as `audience` says (the

@@ -69,4 +69,93 @@ import Testing
         #expect(Set(memos.map(\.text)).count == 24)
         #expect(memos.allSatisfy { $0.owner == database.user })
     }
+
+    /// As many reads as there are connections run at once, each inside its transaction while
+    /// the others are: none waits for a thread to wait for PostgreSQL on. (On Dispatch's threads
+    /// the tenth came in after 6 to 8 s, as it added threads one by one; here in well under a second.)
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func readsRunSideBySideAsManyAsTheConnections() async throws {
+        let database = try PostgresLibraryDatabase(url: try TestCluster.freshDatabase(), connections: 10)
+        let together = Gathering(expected: 10)
+        let met = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    try await database.repository.read { reader in
+                        _ = try reader.all(Book.self)
+                        return together.arrive(within: 4)
+                    }
+                }
+            }
+            return try await group.reduce(true) { $0 && $1 }
+        }
+        #expect(met, "fewer than 10 reads were inside their transactions at once")
+    }
+
+    /// A write does not wait behind reads holding every connection of theirs (a server's readers
+    /// under load): it has a lane of its own.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aWriteDoesNotWaitForTheReaders() async throws {
+        let database = try PostgresLibraryDatabase(url: try TestCluster.freshDatabase(), connections: 1)
+        let book = try await database.repository.write { writer in
+            var book = Book(sha256: String(repeating: "f", count: 64), title: "Lane", author: nil, pages: 3, bytes: 1)
+            try writer.insert(&book)
+            return book
+        }
+        let bookId = try #require(book.id)
+        // Two reads hold the first connection and the pool's one until released.
+        let entered = Gathering(expected: 3)
+        let release = DispatchSemaphore(value: 0)
+        let readers = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await database.repository.read { reader in
+                            _ = try reader.all(Book.self)
+                            _ = entered.arrive(within: 0)
+                            _ = release.wait(timeout: .now() + 30)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        defer {
+            release.signal()
+            release.signal()
+        }
+        #expect(entered.arrive(within: 20), "the two reads did not both begin")
+        let start = ContinuousClock.now
+        let memo = try await database.addMemo(Memo(bookId: bookId, page: 2, text: "while they read"), openedAt: nil)
+        let waited = ContinuousClock.now - start
+        #expect(memo.id != nil)
+        #expect(waited < .seconds(10), "the write waited \(waited) for the readers")
+        release.signal()
+        release.signal()
+        try await readers.value
+        #expect(try await database.repository.read { try $0.all(Memo.self) }.map(\.text) == ["while they read"])
+    }
+}
+
+/// Threads meeting: each arrives and waits (up to a time) for all that are expected.
+final class Gathering: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var arrived = 0
+    private let expected: Int
+
+    init(expected: Int) { self.expected = expected }
+
+    /// Whether all had arrived within `seconds` of this one.
+    func arrive(within seconds: Double) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        arrived += 1
+        condition.broadcast()
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while arrived < expected {
+            guard condition.wait(until: deadline) else { return arrived >= expected }
+        }
+        return true
+    }
 }

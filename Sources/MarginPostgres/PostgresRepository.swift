@@ -769,9 +769,16 @@ struct SQLBuilder {
 
     mutating func delete<M: Model>(_ query: Query<M>) -> String { renderer.delete(query) }
 
-    /// Whether a column of folded text holds a term.
+    /// Whether a column of folded text holds a term, as its trigram index finds it (`LIKE`).
     mutating func holds(_ term: String, column: String) -> String {
         "\(column) LIKE \(bind(.text("%" + likeEscaped(term) + "%")))"
+    }
+
+    /// The same, checked on rows found otherwise (by their ids): `strpos` searches the bytes,
+    /// where `LIKE` steps through the text a character at a time (the 714 pages holding
+    /// "probability" and "distribution" checked for the phrase: 2.4 ms against 7.6).
+    mutating func holdsFound(_ term: String, column: String) -> String {
+        "strpos(\(column), \(bind(.text(term)))) > 0"
     }
 
     /// Pages (or annotations) whose folded text holds every term, of one book or all, of the tier

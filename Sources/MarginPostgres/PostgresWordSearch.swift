@@ -72,19 +72,59 @@ extension PostgresStore {
     func candidatePages(
         _ found: [WordTerm], terms: [String], books: [Int64]?, words: WordTier, visit: (PageText) throws -> Bool
     ) throws {
-        // Counted first: ranking looks up every page found (its length, its place), which for
-        // a word on most pages costs more than listing the first few in library order.
+        // Ranking looks up every page found (its length, its place), which for a word on most
+        // pages costs more than listing the first few in library order: the pages are counted
+        // first, in the same statement when only their words are asked about (the pages found
+        // once, then ranked only when few enough), else in a statement before.
         let cap = SearchRanking.rankedPages + 1
+        let ranked = terms.indices.filter { Self.isRanked(terms[$0]) }
+        let possible = !found.contains(where: { $0.lookedUp && $0.words.isEmpty })
+        if Self.countsAsRanks, !ranked.isEmpty, possible {
+            var sql = SQLBuilder(table: "page_word")
+            let score = try rankScore(found, terms: terms, ranked: ranked, books: books, words: words, &sql)
+            // With conditions on the pages' rows (their book, their text), those are counted.
+            let counted = score.conditions ? "found \(score.pages)" : "found"
+            let rows = try run(
+                "WITH found AS MATERIALIZED (\(score.found)) SELECT total.n, r.id FROM (SELECT count(*) AS n FROM \(counted)) "
+                    + "AS total LEFT JOIN LATERAL (SELECT p.id, \(score.expression) AS score, p.\"bookId\", p.number "
+                    + "FROM found \(score.pages)\(score.conditions ? " AND" : " WHERE") total.n BETWEEN 2 AND \(SearchRanking.rankedPages)) AS r ON true "
+                    + "ORDER BY r.score DESC, r.\"bookId\", r.number", score.binds
+            ).rows.map { try $0.decode((Int64, Int64?).self) }
+            let matches = Int(min(rows.first?.0 ?? 0, Int64(cap)))
+            self.counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
+            guard matches > 0 else { return }
+            guard matches <= SearchRanking.rankedPages, matches > 1 else {
+                return try pagesInOrder(terms, books: books, words: words, visit: visit)
+            }
+            return try visitPages(rows.compactMap(\.1), visit: visit)
+        }
         let matches = try countPages(found, terms: terms, books: books, words: words, cap: cap)
         counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
         guard matches > 0 else { return }
-        let ranked = terms.indices.filter { Self.isRanked(terms[$0]) }
         guard matches <= SearchRanking.rankedPages, matches > 1, !ranked.isEmpty else {
             return try pagesInOrder(terms, books: books, words: words, visit: visit)
         }
         var sql = SQLBuilder(table: "page_word")
+        let score = try rankScore(found, terms: terms, ranked: ranked, books: books, words: words, &sql)
+        let ids = try run(
+            "SELECT p.id FROM (\(score.found)) AS found \(score.pages) ORDER BY (\(score.expression)) DESC, "
+                + "p.\"bookId\", p.number", score.binds
+        ).rows.map { try $0.decode(Int64.self) }
+        try visitPages(ids, visit: visit)
+    }
+
+    /// Whether a tier of page words is counted and ranked in one statement (unless `MARGIN_PLAIN`
+    /// names `count-as-ranks`: counted, then ranked, as two).
+    static let countsAsRanks = FastPaths.isOn("count-as-ranks")
+
+    /// The pages holding every term (`found`: a page and each word term's count on it), the pages'
+    /// rows beside them (`pages`, alias `p`, with their conditions) and the score ranking them,
+    /// Okapi BM25 by the `ranked` terms, with the arguments bound for all three.
+    private func rankScore(
+        _ found: [WordTerm], terms: [String], ranked: [Int], books: [Int64]?, words: WordTier, _ sql: inout SQLBuilder
+    ) throws -> (found: String, pages: String, conditions: Bool, expression: String, binds: PostgresBindings) {
         let (pages, average) = try libraryStatistics()
-        let (from, frequencies) = matching(found, terms: terms, books: books, words: words, &sql)
+        let matched = matching(found, terms: terms, books: books, words: words, &sql)
         var parts = [String]()
         for index in ranked {
             var weight = 1.0
@@ -93,12 +133,10 @@ extension PostgresStore {
                     bm25Weight(pages: pages, holding: try pagesHolding(found[index], term: terms[index]))
                 }
             }
-            parts.append(bm25(weight: weight, frequency: frequencies[index], length: "p.words", average: average, &sql))
+            parts.append(
+                bm25(weight: weight, frequency: matched.frequencies[index], length: "p.words", average: average, &sql))
         }
-        let ids = try run(
-            "SELECT p.id \(from) ORDER BY (\(parts.joined(separator: " + "))) DESC, p.\"bookId\", p.number", sql.binds
-        ).rows.map { try $0.decode(Int64.self) }
-        try visitPages(ids, visit: visit)
+        return (matched.found, matched.pages, matched.conditions, parts.joined(separator: " + "), sql.binds)
     }
 
     /// How many pages hold every term, counting up to `cap`.
@@ -107,7 +145,8 @@ extension PostgresStore {
     ) throws -> Int {
         guard !found.contains(where: { $0.lookedUp && $0.words.isEmpty }) else { return 0 }
         var sql = SQLBuilder(table: "page_word")
-        let (from, _) = matching(found, terms: terms, books: books, words: words, &sql, needsPages: false)
+        let matched = matching(found, terms: terms, books: books, words: words, &sql)
+        let from = "FROM (\(matched.found)) AS found" + (matched.conditions ? " " + matched.pages : "")
         return Int(
             try run("SELECT count(*) FROM (SELECT 1 \(from) LIMIT \(max(0, cap))) AS found", sql.binds).rows.first?
                 .decode(Int64.self) ?? 0)
@@ -123,14 +162,14 @@ extension PostgresStore {
         return try run("SELECT count(*)::float8 FROM page\(filter)", sql.binds).rows.first?.decode(Double.self) ?? 0
     }
 
-    /// `FROM … WHERE …` of the pages (alias `p`; without `needsPages`, only when a condition
-    /// needs them) holding every term, and each term's count on them: from its words for a word
-    /// term (the sum of their counts there times the term's count in them); from the text for
-    /// the others, which the text is checked for (only the pages holding the word terms are read).
+    /// The pages holding every term: `found`, a query of each page (`page`) holding the word
+    /// terms and each one's count there (`f0`, `f1`…: from its words, the sum of their counts there
+    /// times the term's count in them); `pages`, the join to each page's row (alias `p`) and the
+    /// conditions on it (`conditions`: whether there are any), the text holding the other terms
+    /// (only the pages holding the word terms are read); each term's count on a page (`frequencies`).
     private func matching(
-        _ found: [WordTerm], terms: [String], books: [Int64]?, words tier: WordTier = .any, _ sql: inout SQLBuilder,
-        needsPages: Bool = true
-    ) -> (from: String, frequencies: [String]) {
+        _ found: [WordTerm], terms: [String], books: [Int64]?, words tier: WordTier = .any, _ sql: inout SQLBuilder
+    ) -> (found: String, pages: String, conditions: Bool, frequencies: [String]) {
         var words = [String]()
         var counts = [Int64]()
         var owners = [Int64]()
@@ -147,7 +186,7 @@ extension PostgresStore {
                 sums.append("(sum(w.count * e.count) FILTER (WHERE e.lookup = \(lookups)))::float8 AS f\(lookups)")
                 lookups += 1
             } else {
-                conditions.append(sql.holds(terms[index], column: "p.norm"))
+                conditions.append(sql.holdsFound(terms[index], column: "p.norm"))
                 frequencies.append(textFrequency(terms[index], column: "p.norm", &sql))
             }
         }
@@ -158,18 +197,18 @@ extension PostgresStore {
         let tier = sql.tier(tier, id: "w.page").map { " WHERE " + $0 } ?? ""
         let having = lookups > 1 ? " HAVING count(DISTINCT e.lookup) = \(lookups)" : ""
         let found =
-            "(SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "
+            "SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "
             + "\(sql.bind(array: counts))::int8[], \(sql.bind(array: owners))::int8[]) AS e(word, count, lookup) "
             + "CROSS JOIN LATERAL (SELECT page, count FROM page_word WHERE word = e.word OFFSET 0) AS w\(tier) "
-            + "GROUP BY w.page\(having)) AS found"
-        guard needsPages || !conditions.isEmpty else { return ("FROM \(found)", frequencies) }
+            + "GROUP BY w.page\(having)"
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         // Each word's pages, and then each page, looked up by the index (`OFFSET 0` keeps them
         // so): PostgreSQL, misjudging how few they are (always, before it has statistics, as
         // after `db copy`), would rather read the whole table for a hash join: 114 ms, not 1.
         return (
-            "FROM \(found) CROSS JOIN LATERAL (SELECT id, \"bookId\", number, words, norm FROM page "
-                + "WHERE id = found.page OFFSET 0) AS p\(filter)", frequencies
+            found,
+            "CROSS JOIN LATERAL (SELECT id, \"bookId\", number, words, norm FROM page "
+                + "WHERE id = found.page OFFSET 0) AS p\(filter)", !conditions.isEmpty, frequencies
         )
     }
 }
@@ -220,8 +259,11 @@ func bm25(weight: Double, frequency: String, length: String, average: Double, _ 
     "\(sql.bind(.real(weight))) * \(frequency) * 2.2 / (\(frequency) + 1.2 * (0.25 + 0.75 * \(length) / \(sql.bind(.real(average)))))"
 }
 
-/// How many times a term is in a column of folded text (non-overlapping, from the start).
+/// How many times a term is in a column of folded text (non-overlapping, from the start): the
+/// bytes its occurrences take, over its own (`length` would count the text's characters, twice;
+/// five times the time).
 func textFrequency(_ term: String, column: String, _ sql: inout SQLBuilder) -> String {
     let text = sql.bind(.text(term))
-    return "((length(\(column)) - length(replace(\(column), \(text), '')))::float8 / length(\(text)))"
+    return
+        "((octet_length(\(column)) - octet_length(replace(\(column), \(text), '')))::float8 / octet_length(\(text)))"
 }

@@ -273,9 +273,9 @@ import Testing
             chosen.map { [$0] } + stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
             + phrases.map { [$0] } + phrases.prefix(4).enumerated().map { [$1 + " " + chosen[$0]] }
         let textSearch = onTeam.merging(["MARGIN_PLAIN": "page-words"]) { $1 }
-        // And with each read's BEGIN and COMMIT waited for, and no reads sent ahead (the
-        // switches of those fast paths).
-        let awaited = onTeam.merging(["MARGIN_PLAIN": "read-round-trips,send-ahead"]) { $1 }
+        // And with each read's BEGIN and COMMIT waited for, no reads sent ahead, and a tier's
+        // pages counted before they are ranked (the switches of those fast paths).
+        let awaited = onTeam.merging(["MARGIN_PLAIN": "read-round-trips,send-ahead,count-as-ranks"]) { $1 }
         for query in queries + ranked + unordered {
             let fromWords = try hits(team, onTeam, query + ["--limit", "0"])
             #expect(fromWords == (try hits(team, textSearch, query + ["--limit", "0"])), "\(query)")

@@ -59,8 +59,9 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     /// How the first connection was made (the files' connection is made alike).
     private let configuration: PostgresConnection.Configuration
     /// Where transactions wait for PostgreSQL: threads of their own, as many as the connections
-    /// a process leases at once (`readers`, two writers, the first) and a few more (a dispatch queue's threads are Dispatch's to add:
-    /// five ran the transactions of 32 readers while connections sat idle).
+    /// a process leases at once (`readers`, two writers, the first) and a few more (a dispatch
+    /// queue's threads are Dispatch's to add: five ran the transactions of 32 readers while
+    /// connections sat idle).
     static let threads: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: 16)
         pool.start()

@@ -58,15 +58,12 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     private var filesSession: PostgresSession?
     /// How the first connection was made (the files' connection is made alike).
     private let configuration: PostgresConnection.Configuration
-    /// Where transactions wait for PostgreSQL: threads of their own, as many as the connections
-    /// a process leases at once (`readers`, two writers, the first) and a few more (a dispatch
+    /// Where this library's transactions wait for PostgreSQL: threads of its own, one for each
+    /// connection it may lease (the readers', two writers', the first) and one more (a dispatch
     /// queue's threads are Dispatch's to add: five ran the transactions of 32 readers while
-    /// connections sat idle).
-    static let threads: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 16)
-        pool.start()
-        return pool
-    }()
+    /// connections sat idle). Each library its own: one whose transactions hold every thread
+    /// never keeps another's waiting.
+    let threads: NIOThreadPool
     /// The connections reads lease at most, by default: two for each core of this machine, 4 to
     /// 12. More only contend: 32 readers of `serve` on two cores, with 8, searched no faster than
     /// with 4 and waited longer (search p99 412–456 ms against 370–388; annotate p99 101–138
@@ -154,6 +151,8 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                 host: host, port: port, username: user, password: password, database: name, tls: clientTLS)
         pooled.options.additionalStartupParameters = [("search_path", "margin, public")]
         pooled.options.maximumConnections = max(1, connections)
+        threads = NIOThreadPool(numberOfThreads: max(1, connections) + 4)
+        threads.start()
         pooled.options.keepAliveBehavior = nil
         let client = PostgresClient(configuration: pooled, backgroundLogger: logger)
         self.client = client
@@ -178,11 +177,13 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
             try migrate(fresh: try facts?[2].decode(Bool.self) ?? true)
         } catch {
             running.cancel()
+            threads.shutdownGracefully { _ in }
             throw error
         }
     }
 
     deinit {
+        threads.shutdownGracefully { _ in }
         running.cancel()
         try? session.connection.close().wait()
         try? filesSession?.connection.close().wait()

@@ -59,7 +59,7 @@ struct PostgresRepository: Repository {
         // other), else one from the pool.
         let first = store(database.session)
         if !database.session.connection.isClosed,
-            let done = try await blocking({
+            let done = try await database.blocking({
                 try database.session.transactionIfFree(readOnly: readOnly) { try body(first) }
             })
         {
@@ -75,7 +75,9 @@ struct PostgresRepository: Repository {
                         lease.started(on: connection)
                         let session = PostgresSession(connection: connection, logger: database.logger, path: path)
                         let pooled = store(session)
-                        return try await blocking { try session.transaction(readOnly: readOnly) { try body(pooled) } }
+                        return try await database.blocking {
+                            try session.transaction(readOnly: readOnly) { try body(pooled) }
+                        }
                     }
             }
         } catch let error as PSQLError {
@@ -172,10 +174,12 @@ private func leased<T: Sendable>(path: String, _ work: @escaping @Sendable (Leas
     }
 }
 
-/// Runs `work` on a thread of the store's own (it waits for PostgreSQL), never on a
-/// cooperative thread.
-private func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await PostgresLibraryDatabase.threads.runIfActive(work)
+extension PostgresLibraryDatabase {
+    /// Runs `work` on a thread of this library's own (it waits for PostgreSQL), never on a
+    /// cooperative thread.
+    fileprivate func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await threads.runIfActive(work)
+    }
 }
 
 /// Statements of one transaction, as one user: annotations are read as `audience` says (the

@@ -83,7 +83,7 @@ import Testing
                 group.addTask {
                     try await database.repository.read { reader in
                         _ = try reader.all(Book.self)
-                        return together.arrive(within: 4)
+                        return together.arrive(within: 5)
                     }
                 }
             }

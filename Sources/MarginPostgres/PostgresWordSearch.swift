@@ -78,8 +78,7 @@ extension PostgresStore {
         // once, then ranked only when few enough), else in a statement before.
         let cap = SearchRanking.rankedPages + 1
         let ranked = terms.indices.filter { Self.isRanked(terms[$0]) }
-        let possible = !found.contains(where: { $0.lookedUp && $0.words.isEmpty })
-        if Self.countsAsRanks, !ranked.isEmpty, possible {
+        if Self.countsAsRanks, !ranked.isEmpty, !found.contains(where: { $0.lookedUp && $0.words.isEmpty }) {
             var sql = SQLBuilder(table: "page_word")
             let score = try rankScore(found, terms: terms, ranked: ranked, books: books, words: words, &sql)
             // With conditions on the pages' rows (their book, their text), those are counted.

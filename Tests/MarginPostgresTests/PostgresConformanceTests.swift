@@ -66,8 +66,10 @@ import Testing
     }
 
     /// As many reads as there are connections run at once, each inside its transaction while
-    /// the others are: none waits for a thread to wait for PostgreSQL on. (On Dispatch's threads
-    /// the tenth came in after 6 to 8 s, as it added threads one by one; here in well under a second.)
+    /// the others are: none waits for another to end before it may wait for PostgreSQL. (How soon
+    /// they all get in is the bench's to measure — on Dispatch's threads the tenth came in after
+    /// 6 to 8 s, here in well under one; under a loaded CI machine 5 s was once too few to connect
+    /// ten times, so the limit only catches a cap below ten.)
     @Test(
         Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func readsRunSideBySideAsManyAsTheConnections() async throws {
@@ -78,7 +80,7 @@ import Testing
                 group.addTask {
                     try await database.repository.read { reader in
                         _ = try reader.all(Book.self)
-                        return together.arrive(within: 5)
+                        return together.arrive(within: 60)
                     }
                 }
             }
@@ -104,7 +106,7 @@ import Testing
                         try await database.repository.read { reader in
                             _ = try reader.all(Book.self)
                             _ = entered.arrive(within: 0)
-                            _ = release.wait(timeout: .now() + 30)
+                            _ = release.wait(timeout: .now() + 90)
                         }
                     }
                 }
@@ -116,12 +118,12 @@ import Testing
             release.signal()
         }
         // Waited for without holding a cooperative thread (the pool's own work runs on those).
-        #expect(try await entered.allArrived(within: .seconds(20)), "the two reads did not both begin")
+        #expect(try await entered.allArrived(within: .seconds(60)), "the two reads did not both begin")
         let start = ContinuousClock.now
         let memo = try await database.addMemo(Memo(bookId: bookId, page: 2, text: "while they read"), openedAt: nil)
         let waited = ContinuousClock.now - start
         #expect(memo.id != nil)
-        #expect(waited < .seconds(10), "the write waited \(waited) for the readers")
+        #expect(waited < .seconds(30), "the write waited \(waited) for the readers")
         release.signal()
         release.signal()
         try await readers.value

@@ -289,7 +289,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MarginPostgresTests",
-            dependencies: ["MarginPostgres", "MarginCore", "StoreConformance", "TestSupport"],
+            dependencies: [
+                "MarginPostgres", "MarginCore", "StoreConformance", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "MarginServeTests",

@@ -23,6 +23,19 @@ enum ColumnValue {
         }
     }
 
+    /// A letter for the kind of value (`PostgresDialect.kinds`).
+    var kind: Character {
+        switch self {
+        case .null: "n"
+        case .integer: "i"
+        case .real: "r"
+        case .text: "t"
+        case .boolean: "b"
+        case .date: "d"
+        case .uuid: "u"
+        }
+    }
+
     func bind(into bindings: inout PostgresBindings) {
         switch self {
         case .null: bindings.appendNull()

@@ -210,7 +210,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
 
     /// Runs one statement on the first connection.
     @discardableResult
-    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> StatementAnswer {
         try session.run(sql, binds)
     }
 
@@ -415,7 +415,7 @@ final class PostgresSession: @unchecked Sendable {
     /// One transaction at a time on the connection.
     let turn = NSLock()
     /// `emptyAnswer`, once made.
-    private var empty: PostgresQueryResult?
+    private var empty: StatementAnswer?
     private let emptyLock = NSLock()
 
     init(connection: PostgresConnection, logger: Logger, path: String) {
@@ -429,13 +429,15 @@ final class PostgresSession: @unchecked Sendable {
     /// so a statement is waited for here: on a thread of the store's queue, never on an event
     /// loop (which would stop every connection served by it) — checked before each wait.
     @discardableResult
-    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
-        try wait(for: send(sql, binds))
+    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), kinds: String? = nil) throws
+        -> StatementAnswer
+    {
+        try wait(for: send(sql, binds, kinds: kinds))
     }
 
     /// An answer of no rows, as a read sent ahead is answered while sending (one statement once
     /// on this connection).
-    func emptyAnswer() throws -> PostgresQueryResult {
+    func emptyAnswer() throws -> StatementAnswer {
         if let empty = emptyLock.withLock({ empty }) { return empty }
         let answer = try run("SELECT 1 WHERE false")
         emptyLock.withLock { empty = answer }
@@ -444,16 +446,24 @@ final class PostgresSession: @unchecked Sendable {
 
     /// Sends one statement; its answer is waited for with `wait(for:)`. A statement on a
     /// connection the server closed (a restart, an outage) is never answered: it is refused at
-    /// once, and one running when the connection closes fails then.
-    func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PendingAnswer {
+    /// once, and one running when the connection closes fails then. A read whose arguments'
+    /// types its text fixes (`kinds`, as `SQLBuilder` writes them) may run as a statement
+    /// prepared on this connection (`PreparedStatements`).
+    func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), kinds: String? = nil) throws
+        -> PendingAnswer
+    {
         connection.eventLoop.preconditionNotInEventLoop()
         guard !connection.isClosed else { throw StoreError.unreachable(path: path, reason: Self.lost) }
-        return PendingAnswer(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+        if let kinds, let name = PreparedStatements.shared.name(for: sql, kinds: kinds) {
+            return PendingAnswer(prepared: name, sql: sql, kinds: kinds, binds: binds, on: connection, logger: logger)
+        }
+        let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        return PendingAnswer(answer.map { StatementAnswer(rows: $0.rows, affected: $0.metadata.rows) })
     }
 
     /// The answer to a statement sent, waited for on this thread: looked at every 200 ms while it
     /// runs (most answer within a few) whether the connection closed.
-    func wait(for answer: PendingAnswer) throws -> PostgresQueryResult {
+    func wait(for answer: PendingAnswer) throws -> StatementAnswer {
         var closedAt: DispatchTime?
         while true {
             if let result = answer.result(waitingUntil: .now() + .milliseconds(200)) {
@@ -489,6 +499,9 @@ final class PostgresSession: @unchecked Sendable {
         let message = PostgresLibraryDatabase.message(error)
         if let code = (error as? PSQLError)?.serverInfo?[.sqlState], PostgresConflict.codes.contains(code) {
             return PostgresConflict(message: message)
+        }
+        if let error = error as? PSQLError, PreparedStatements.isStale(error) {
+            return PostgresConflict(message: message, readsToo: true)
         }
         return StoreError.failed(path: path, message: message)
     }
@@ -549,10 +562,10 @@ extension PostgresSession {
 /// to run, a round trip between two threads for every statement, once more after the answer.
 final class PendingAnswer: @unchecked Sendable {
     private let lock = NSLock()
-    private var answer: Result<PostgresQueryResult, any Error>?
+    private var answer: Result<StatementAnswer, any Error>?
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ future: EventLoopFuture<PostgresQueryResult>) {
+    init(_ future: EventLoopFuture<StatementAnswer>) {
         future.whenComplete { [self] result in
             lock.withLock { answer = result }
             done.signal()
@@ -560,7 +573,7 @@ final class PendingAnswer: @unchecked Sendable {
     }
 
     /// The result, once there is one; nil if none came by `deadline`.
-    func result(waitingUntil deadline: DispatchTime) -> Result<PostgresQueryResult, any Error>? {
+    func result(waitingUntil deadline: DispatchTime) -> Result<StatementAnswer, any Error>? {
         if let answer = lock.withLock({ answer }) { return answer }
         guard done.wait(timeout: deadline) == .success else { return nil }
         // Given back for the next look (a result once there stays).
@@ -576,6 +589,8 @@ struct PostgresConflict: Error {
     /// unique_violation, serialization_failure, deadlock_detected.
     static let codes: Set<String> = ["23505", "40001", "40P01"]
     let message: String
+    /// Whether a read is run again too (a prepared statement the schema outdated, named anew).
+    var readsToo = false
 }
 
 extension PostgresLibraryDatabase {

@@ -39,7 +39,7 @@ struct PostgresRepository: Repository {
                 // Each round at least one of the clients racing for the same row (a new book's
                 // citation key, say) wins, so as many rounds as clients settle it.
                 attempt += 1
-                guard !readOnly, attempt < Self.attempts else {
+                guard !readOnly || conflict.readsToo, attempt < Self.attempts else {
                     throw StoreError.failed(path: database.path ?? "postgres", message: conflict.message)
                 }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * min(attempt, 8)))
@@ -203,16 +203,19 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     /// Runs one statement: answered from what was sent ahead when it was (a write drops what
     /// was, its answers being from before it), sent and answered empty while sending ahead.
+    /// `kinds`: the arguments' kinds, for a read that may run prepared (`PostgresSession.send`).
     @discardableResult
-    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), kinds: String? = nil) throws
+        -> StatementAnswer
+    {
         let statement = SentAhead.Statement(sql: sql, binds: binds)
         if let empty = sent.emptyAnswer {
-            sent.keep(statement, try session.send(sql, binds))
+            sent.keep(statement, try session.send(sql, binds, kinds: kinds))
             return empty
         }
         if let pending = sent.take(statement) { return try session.wait(for: pending) }
         if !sent.isEmpty, !sql.hasPrefix("SELECT"), !sql.hasPrefix("(SELECT") { sent.drop() }
-        return try session.run(sql, binds)
+        return try session.run(sql, binds, kinds: kinds)
     }
 
     func sendAhead(_ reads: (any StoreReader) throws -> Void) throws {
@@ -254,7 +257,7 @@ struct PostgresStore: StoreWriter, TextIndex {
     func fetch<M: Model>(_ query: Query<M>) throws -> [M] {
         var sql = SQLBuilder(table: M.entity)
         let statement = "SELECT * FROM \(source(M.self))" + sql.clauses(shown(query), withOrder: true)
-        return try run(statement, sql.binds).rows.map { row in
+        return try run(statement, sql.binds, kinds: sql.kinds).rows.map { row in
             try M(from: ColumnDecoder(row: row.makeRandomAccess()))
         }
     }
@@ -263,7 +266,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         var sql = SQLBuilder(table: M.entity)
         let statement =
             "SELECT count(*) FROM \(source(M.self))" + sql.clauses(shown(query).limit(nil), withOrder: false)
-        return Int(try run(statement, sql.binds).rows.first?.decode(Int64.self) ?? 0)
+        return Int(try run(statement, sql.binds, kinds: sql.kinds).rows.first?.decode(Int64.self) ?? 0)
     }
 
     func sum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> Int {
@@ -279,7 +282,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         let statement =
             "SELECT count(*), coalesce(sum(\(quoted(field.name))), 0)::bigint FROM \(source(M.self))"
             + sql.clauses(shown(query).limit(nil), withOrder: false)
-        guard let row = try run(statement, sql.binds).rows.first else { return (0, 0) }
+        guard let row = try run(statement, sql.binds, kinds: sql.kinds).rows.first else { return (0, 0) }
         let (count, sum) = try row.decode((Int64, Int64).self)
         return (Int(count), Int(sum))
     }
@@ -289,7 +292,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         let statement =
             "SELECT DISTINCT \(quoted(field.name)) FROM \(source(M.self))"
             + sql.clauses(shown(query).limit(nil).filter(.not(field.isNull)), withOrder: false)
-        return try run(statement, sql.binds).rows.map { try $0.decode(String.self) }
+        return try run(statement, sql.binds, kinds: sql.kinds).rows.map { try $0.decode(String.self) }
     }
 
     // MARK: StoreWriter
@@ -433,7 +436,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         counted.forget()  // the pages may change
         var sql = SQLBuilder(table: M.entity)
         let statement = sql.delete(query)
-        return try run(statement, sql.binds).metadata.rows ?? 0
+        return try run(statement, sql.binds).affected ?? 0
     }
 
     /// The model's columns plus what the store keeps beside them: the folded text the trigram
@@ -715,6 +718,9 @@ func quoted(_ name: String) -> String { quotedIdentifier(name) }
 struct PostgresDialect: SQLDialect {
     let table: String
     var binds = PostgresBindings()
+    /// The kind of each argument bound, in order (a letter each): with the text, what fixes the
+    /// types a prepared statement is parsed with.
+    var kinds = ""
 
     mutating func bind(_ value: StoreValue, column: String?) -> String {
         if let column, PostgresMigrations.booleanColumns[table]?.contains(column) == true,
@@ -728,6 +734,26 @@ struct PostgresDialect: SQLDialect {
 
     mutating func bind(_ value: ColumnValue) -> String {
         value.bind(into: &binds)
+        kinds.append(value.kind)
+        return "$\(binds.count)"
+    }
+
+    /// `column = ANY($n)`, one array for a list of integers or of texts: one statement whatever
+    /// the list's length (a statement prepared once serves every list).
+    /// (Not for a boolean column, nor a tag's name: those are bound as their own types.)
+    mutating func isIn(_ column: String, name: String, values: [StoreValue]) -> String? {
+        guard PostgresMigrations.booleanColumns[table]?.contains(name) != true, table != "tag" || name != "name"
+        else { return nil }
+        let integers = values.compactMap { value -> Int64? in if case .integer(let int) = value { int } else { nil } }
+        if integers.count == values.count { return "\(column) = ANY(\(bind(array: integers)))" }
+        let texts = values.compactMap { value -> String? in if case .text(let text) = value { text } else { nil } }
+        return texts.count == values.count ? "\(column) = ANY(\(bind(array: texts)))" : nil
+    }
+
+    /// A placeholder for an array, bound.
+    mutating func bind<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>(array: [Element]) -> String {
+        binds.append(array)
+        kinds.append("[\(Element.self)]")
         return "$\(binds.count)"
     }
 
@@ -753,6 +779,8 @@ struct PostgresDialect: SQLDialect {
 struct SQLBuilder {
     private var renderer: QueryRenderer<PostgresDialect>
     var binds: PostgresBindings { renderer.dialect.binds }
+    /// The arguments' kinds (`PostgresDialect.kinds`).
+    var kinds: String { renderer.dialect.kinds }
 
     init(table: String) { renderer = QueryRenderer(PostgresDialect(table: table)) }
 
@@ -761,8 +789,7 @@ struct SQLBuilder {
 
     /// A placeholder for an array, bound.
     mutating func bind<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>(array: [Element]) -> String {
-        renderer.dialect.binds.append(array)
-        return "$\(renderer.dialect.binds.count)"
+        renderer.dialect.bind(array: array)
     }
 
     mutating func clauses<M: Model>(_ query: Query<M>, withOrder: Bool) -> String {
@@ -824,7 +851,7 @@ final class SentAhead: @unchecked Sendable {
     }
 
     private var answers = [Statement: [PendingAnswer]]()
-    var emptyAnswer: PostgresQueryResult?
+    var emptyAnswer: StatementAnswer?
 
     var isEmpty: Bool { answers.isEmpty }
 

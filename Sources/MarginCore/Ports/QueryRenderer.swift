@@ -21,6 +21,13 @@ public protocol SQLDialect {
     mutating func hasPrefix(_ column: String, text: String) -> String
     /// The LIMIT and OFFSET clauses.
     func limit(_ limit: Int?, offset: Int?) -> String
+    /// The condition that `column` (quoted; `name` unquoted) is one of `values`, if the dialect
+    /// has a spelling of its own for it; else nil, for `IN (…)` with a placeholder each.
+    mutating func isIn(_ column: String, name: String, values: [StoreValue]) -> String?
+}
+
+extension SQLDialect {
+    public mutating func isIn(_ column: String, name: String, values: [StoreValue]) -> String? { nil }
 }
 
 /// A `Query`'s WHERE, ORDER BY and LIMIT clauses in a dialect, its values bound in order.
@@ -68,6 +75,7 @@ public struct QueryRenderer<Dialect: SQLDialect> {
             return dialect.hasPrefix(quotedIdentifier(name), text: text)
         case .isIn(let name, let values):
             guard !values.isEmpty else { return dialect.truth.false }
+            if let own = dialect.isIn(quotedIdentifier(name), name: name, values: values) { return own }
             return "\(quotedIdentifier(name)) IN ("
                 + values.map { dialect.bind($0, column: name) }.joined(separator: ", ") + ")"
         case .isNull(let name):

@@ -1,0 +1,138 @@
+import Foundation
+import MarginCore
+import PostgresNIO
+
+/// A statement's answer: its rows, and how many rows it changed (an UPDATE's or DELETE's).
+struct StatementAnswer: Sendable {
+    var rows: [PostgresRow]
+    var affected: Int?
+}
+
+/// The reads a library runs again and again with other arguments (a book's row, the guides of
+/// the books a search found, the scanned books' count), prepared: PostgreSQL parses each once on
+/// a connection, and plans it once when a plan for any arguments costs no more than one for
+/// these (its own choice, `plan_cache_mode` left as it is). Under 32 users of `serve` its
+/// parsing and planning took 16–18 % of the processor; the statements prepared here are those
+/// whose plans do not hang on their arguments' values: record reads (`SQLBuilder`), never the
+/// searches' statements over words, whose best plan depends on how common a word is.
+///
+/// A statement is prepared at its third run (`runsUnprepared`), under a name
+/// of this process (`margin_1`, …), on each connection as it first runs there; at most
+/// `limit` are, the rest run as before. `MARGIN_PLAIN=prepared` prepares none.
+final class PreparedStatements: @unchecked Sendable {
+    static let shared = PreparedStatements()
+
+    /// Whether statements are prepared (unless `MARGIN_PLAIN` names `prepared`).
+    static let isOn = FastPaths.isOn("prepared")
+    /// The statements named at most (each connection keeps those it ran until it closes).
+    static let limit = 256
+    /// The runs of a statement before it is prepared: preparing takes a round trip of its own,
+    /// a loss for a command that runs a statement twice (2 to 4 ms in `margin search`).
+    static let runsUnprepared = 2
+    /// Names a statement may be given (a new one after each failure) before it runs unprepared.
+    static let renamings = 8
+
+    private struct Key: Hashable {
+        let sql: String
+        let kinds: String
+    }
+
+    private let lock = NSLock()
+    private var runs = [Key: Int]()
+    private var names = [Key: String]()
+    private var failures = [Key: Int]()
+    private var named = 0
+
+    /// The name `sql` (with arguments of `kinds`) runs prepared under, nil to run it as it is.
+    func name(for sql: String, kinds: String) -> String? {
+        guard Self.isOn else { return nil }
+        let key = Key(sql: sql, kinds: kinds)
+        return lock.withLock {
+            if let name = names[key] { return name }
+            guard named < Self.limit, failures[key, default: 0] < Self.renamings else { return nil }
+            let run = runs[key, default: 0] + 1
+            guard run > Self.runsUnprepared else {
+                // Forgotten now and then: statements run once or twice don't pile up.
+                if runs.count >= 4 * Self.limit { runs.removeAll() }
+                runs[key] = run
+                return nil
+            }
+            runs[key] = nil
+            named += 1
+            let name = "margin_\(named)"
+            names[key] = name
+            return name
+        }
+    }
+
+    /// After PostgreSQL refused a prepared statement: it is named anew (a connection keeps a
+    /// preparation that failed as failed, under its name), so that each connection prepares
+    /// it again when it next runs; after `renamings` refusals it runs unprepared.
+    func refused(_ sql: String, kinds: String, name: String) {
+        let key = Key(sql: sql, kinds: kinds)
+        lock.withLock {
+            guard names[key] == name else { return }
+            names[key] = nil
+            failures[key, default: 0] += 1
+            runs[key] = Self.runsUnprepared
+        }
+    }
+
+    /// PostgreSQL's errors that say a prepared statement no longer fits the schema (changed by
+    /// another client since: "cached plan must not change result type") or is gone: the
+    /// transaction is run again.
+    static func isStale(_ error: PSQLError) -> Bool {
+        guard let code = error.serverInfo?[.sqlState] else { return false }
+        return code == "26000" || (code == "0A000" && error.serverInfo?[.message]?.contains("cached plan") == true)
+    }
+}
+
+/// A statement of `PreparedStatements`: its name and text come from the task running it, as
+/// PostgresNIO's prepared statements name their text statically (one type each).
+struct NamedStatement: PostgresPreparedStatement {
+    struct Text: Sendable {
+        var name = ""
+        var sql = ""
+    }
+
+    @TaskLocal static var text = Text()
+
+    static var name: String { text.name }
+    static var sql: String { text.sql }
+
+    typealias Row = PostgresRow
+
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+extension PendingAnswer {
+    /// The answer to statement `name` (`sql`, prepared on `connection` first if it is not yet),
+    /// run with `binds`. PostgresNIO runs prepared statements only from a task: this one starts
+    /// on this thread and sends the statement before it first waits, so statements reach the
+    /// connection in the order they were sent (a transaction's reads sent ahead, its COMMIT).
+    convenience init(
+        prepared name: String, sql: String, kinds: String, binds: PostgresBindings, on connection: PostgresConnection,
+        logger: Logger
+    ) {
+        let promise = connection.eventLoop.makePromise(of: StatementAnswer.self)
+        self.init(promise.futureResult)
+        Task.immediate {
+            do {
+                let rows = try await NamedStatement.$text.withValue(NamedStatement.Text(name: name, sql: sql)) {
+                    try await connection.execute(NamedStatement(bindings: binds), logger: logger)
+                }
+                var all = [PostgresRow]()
+                for try await row in rows { all.append(row) }
+                promise.succeed(StatementAnswer(rows: all, affected: nil))
+            } catch {
+                if (error as? PSQLError)?.serverInfo != nil {
+                    PreparedStatements.shared.refused(sql, kinds: kinds, name: name)
+                }
+                promise.fail(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import MarginCore
+import PostgresNIO
+import TestSupport
+import Testing
+
+@testable import MarginPostgres
+
+/// Record reads run prepared from their third run (`PreparedStatements`), answering as they did
+/// unprepared; a schema changed under a prepared read is read again, not an error.
+@Suite struct PreparedStatementTests {
+    /// The memos' texts `query` selects, and whether the connection it ran on holds a prepared
+    /// statement whose text has `marker` (PostgreSQL's own list, `pg_prepared_statements`).
+    static func read(_ query: Query<Memo>, on database: PostgresLibraryDatabase, marker: String) async throws
+        -> (texts: [String], prepared: Bool)
+    {
+        try await database.repository.read { reader in
+            let store = try #require(reader as? PostgresStore)
+            let texts = try reader.fetch(query).map(\.text)
+            let statements = try store.run("SELECT statement FROM pg_prepared_statements").rows.map {
+                try $0.decode(String.self)
+            }
+            return (texts, statements.contains { $0.contains(marker) })
+        }
+    }
+
+    static func library(memos: Int, at url: String) async throws -> PostgresLibraryDatabase {
+        let database = try PostgresLibraryDatabase(url: url, connections: 1)
+        let bookId = try await PostgresConformanceTests.addBook(to: database, "Prepared", pages: memos)
+        for page in 1...memos {
+            _ = try await database.addMemo(Memo(bookId: bookId, page: page, text: "memo \(page)"), openedAt: nil)
+        }
+        return database
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func recordReadsRunPreparedFromTheirThirdRunAndAnswerAlike() async throws {
+        let database = try await Self.library(memos: 5, at: try TestCluster.freshDatabase())
+        // A list is one array argument: the statement is the same whatever its length. (The
+        // order is this test's own, so no other test's runs count towards this statement's.)
+        let lists = [[1, 3, 5, 2, 4], [5, 4, 3, 2, 1, 99, 17], [2, 1, 4, 3, 5, -1], [4, 5, 1, 2, 3]]
+        var runs = [(texts: [String], prepared: Bool)]()
+        for list in lists {
+            let query = Query<Memo>().filter(Memo.Fields.page.isIn(list)).sorted(by: Memo.Fields.page.descending)
+                .limit(5, offset: 0)
+            runs.append(try await Self.read(query, on: database, marker: "\"page\" = ANY($"))
+        }
+        #expect(runs.map(\.prepared) == [false, false, true, true])
+        #expect(runs.allSatisfy { $0.texts == ["memo 5", "memo 4", "memo 3", "memo 2", "memo 1"] })
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aSchemaChangedUnderAPreparedReadIsReadAgain() async throws {
+        let url = try TestCluster.freshDatabase()
+        let database = try await Self.library(memos: 3, at: url)
+        let query = Query<Memo>().filter(Memo.Fields.page <= 2).sorted(by: Memo.Fields.page.ascending).limit(
+            2, offset: 0)
+        var prepared = false
+        for _ in 0..<3 { prepared = try await Self.read(query, on: database, marker: "\"page\" <= $").prepared }
+        #expect(prepared)
+        // Another client changes the table the prepared statement reads all the columns of:
+        // PostgreSQL refuses to run it ("cached plan must not change result type").
+        try TestCluster.psql(url, "ALTER TABLE margin.memo ADD COLUMN later int DEFAULT 7")
+        let after = try await Self.read(query, on: database, marker: "\"page\" <= $")
+        #expect(after.texts == ["memo 1", "memo 2"])
+        #expect(after.prepared, "read again, prepared anew")
+    }
+}

@@ -62,6 +62,16 @@ import Testing
         #expect(LibraryLocation.serverScheme(of: "sqlite:///x") == nil && LibraryLocation.serverScheme(of: "/x") == nil)
     }
 
+    /// A location's URL scheme is read as the regular expression RFC 3986 gives reads it.
+    @Test(arguments: [
+        "postgres://h/db", "PostgreSQL://x", "sqlite:///x", "file:///x", "/x", "x", "", "://x", "1a://x", "a1+.-://x",
+        "a_b://x", "a:b://x", "a b://x", "/home/x://y", "é://x", "postgres:/x", "postgres//x", "ab://", "a://b://c",
+    ])
+    func schemesAreReadAsTheirPattern(text: String) {
+        let pattern = text.range(of: #"^[A-Za-z][A-Za-z0-9+.-]*://"#, options: .regularExpression)
+        #expect(LibraryLocation.schemeRange(text) == pattern)
+    }
+
     /// Library folders are made absolute as Foundation's URL does it, lexically.
     @Test(arguments: [
         "/tmp/lib", "/tmp/lib/", "/tmp//lib", "/tmp/./lib", "/tmp/a/../lib", "/tmp/a/b/../../lib", "/", "/..",

@@ -13,7 +13,7 @@ public enum LibraryLocation: Sendable, Equatable {
     /// `text` as a location: a folder unless it starts with a URL scheme (`name://`); a scheme
     /// no backend of `schemes` registered is an error, never a folder named after it.
     public init(parsing text: String, schemes: Set<String>) throws {
-        if let range = text.range(of: Self.schemePattern, options: .regularExpression) {
+        if let range = Self.schemeRange(text) {
             let scheme = text[range].dropLast(3).lowercased()
             if scheme == "sqlite" || scheme == "file" {
                 self = .folder(absolutePath(String(text[range.upperBound...])))
@@ -31,12 +31,22 @@ public enum LibraryLocation: Sendable, Equatable {
         self = .folder(absolutePath(text))
     }
 
-    private static let schemePattern = #"^[A-Za-z][A-Za-z0-9+.-]*://"#
+    /// Where `text` starts with a URL scheme and `://`: a letter, then letters, digits, `+`,
+    /// `.` or `-` (RFC 3986), in ASCII. (Read without a regular expression: Foundation's loads
+    /// ICU's, 4 ms of every command on a team library, which asks twice.)
+    public static func schemeRange(_ text: String) -> Range<String.Index>? {
+        guard let end = text.firstRange(of: "://") else { return nil }
+        let scheme = text[..<end.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) })
+        else { return nil }
+        return text.startIndex..<end.upperBound
+    }
 
     /// The URL scheme `text` starts with, lowercased, if it is a server's (not `sqlite://` or
     /// `file://`, which name folders).
     public static func serverScheme(of text: String) -> String? {
-        guard let range = text.range(of: schemePattern, options: .regularExpression) else { return nil }
+        guard let range = schemeRange(text) else { return nil }
         let scheme = text[range].dropLast(3).lowercased()
         return scheme == "sqlite" || scheme == "file" ? nil : scheme
     }

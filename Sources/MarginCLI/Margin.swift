@@ -22,7 +22,7 @@ public struct Margin: AsyncParsableCommand {
             part of its title. Pages are 1-based. Every command takes --json, --quiet and --library.
             """,
         version: MarginVersion.current,
-        subcommands: verbs.map(\.type)
+        subcommands: verbs.map { $0.type as any ParsableCommand.Type }
     )
 
     /// `margin`'s entry: `main`, with all its work on this thread (see `OneThread`). The

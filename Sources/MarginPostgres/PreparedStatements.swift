@@ -79,11 +79,13 @@ final class PreparedStatements: @unchecked Sendable {
     }
 
     /// PostgreSQL's errors that say a prepared statement no longer fits the schema (changed by
-    /// another client since: "cached plan must not change result type") or is gone: the
-    /// transaction is run again.
+    /// another client since: "cached plan must not change result type"), is gone, or its name
+    /// is taken (a connection pooler between, handing on sessions): the transaction is run
+    /// again, the statement named anew.
     static func isStale(_ error: PSQLError) -> Bool {
         guard let code = error.serverInfo?[.sqlState] else { return false }
-        return code == "26000" || (code == "0A000" && error.serverInfo?[.message]?.contains("cached plan") == true)
+        return code == "26000" || code == "42P05"
+            || (code == "0A000" && error.serverInfo?[.message]?.contains("cached plan") == true)
     }
 }
 

@@ -262,6 +262,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                 }
                 if migration.name == "v13-language" { try detectLanguages() }
                 if migration.name == "v14-cjk" { try indexPairs() }
+                if migration.name == "v15-kana" { try composeKana() }
                 var binds = PostgresBindings()
                 binds.append(migration.name)
                 try run("INSERT INTO margin.migrations (name) VALUES ($1)", binds)
@@ -304,8 +305,23 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                         FROM regexp_matches(norm, '\(pairs)+', 'g') r, generate_series(1, greatest(length(r[1]) - 1, 1)) i
                 ) AS x WHERE w <> '' GROUP BY w $$
             """)
+        try foldAgain(holding: pairs)
+        let past = "p.norm ~ '[^\\x01-\\x7f]'"
+        try run("DELETE FROM margin.page_word w USING margin.page p WHERE w.page = p.id AND \(past)")
+        try run(
+            "INSERT INTO margin.word(word) SELECT DISTINCT w.word FROM margin.page p, margin.page_words(p.norm) w "
+                + "WHERE \(past) ORDER BY 1 ON CONFLICT DO NOTHING")
+        try run(
+            "INSERT INTO margin.page_word(word, page, count) SELECT w.word, p.id, w.count "
+                + "FROM margin.page p, margin.page_words(p.norm) w WHERE \(past)")
+        try forgetUnheldWords()
+    }
+
+    /// The folded text of the pages (their words and length follow), highlights and memos whose
+    /// text holds a match of the regular expression `pattern`, made again by `folded`.
+    private func foldAgain(holding pattern: String) throws {
         var holding = PostgresBindings()
-        holding.append(pairs)
+        holding.append(pattern)
         for row in try run("SELECT id, text FROM margin.page WHERE text ~ $1", holding).rows {
             let (id, text) = try row.decode((Int64, String).self)
             let norm = folded(text)
@@ -324,14 +340,17 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                 try run("UPDATE margin.\(table) SET norm = $1 WHERE id = $2", binds)
             }
         }
-        let past = "p.norm ~ '[^\\x01-\\x7f]'"
-        try run("DELETE FROM margin.page_word w USING margin.page p WHERE w.page = p.id AND \(past)")
-        try run(
-            "INSERT INTO margin.word(word) SELECT DISTINCT w.word FROM margin.page p, margin.page_words(p.norm) w "
-                + "WHERE \(past) ORDER BY 1 ON CONFLICT DO NOTHING")
-        try run(
-            "INSERT INTO margin.page_word(word, page, count) SELECT w.word, p.id, w.count "
-                + "FROM margin.page p, margin.page_words(p.norm) w WHERE \(past)")
+    }
+
+    /// v15's work (see `PostgresMigrations`): text holding a voicing mark written apart folded
+    /// again (`KanaVoicing`); the words no page holds any more leave the vocabulary.
+    private func composeKana() throws {
+        try foldAgain(holding: "[\u{3099}\u{309A}\u{FF9E}\u{FF9F}]")
+        try forgetUnheldWords()
+    }
+
+    /// The words no page holds any more out of the vocabulary; the statistics made again.
+    private func forgetUnheldWords() throws {
         try run(
             "DELETE FROM margin.word WHERE NOT EXISTS (SELECT 1 FROM margin.page_word WHERE page_word.word = word.word)"
         )

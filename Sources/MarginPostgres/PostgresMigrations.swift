@@ -702,6 +702,14 @@ enum PostgresMigrations {
             "v14-cjk",
             "SELECT 1"
         ),
+        (
+            // A voicing mark written apart from its kana (half-width ｶﾞ, or カ and U+3099) folded
+            // into the voiced letter, as ガ folds (`KanaVoicing`): the pages, highlights and
+            // memos holding one are folded again in Swift as this runs
+            // (`PostgresLibraryDatabase.composeKana`); a page's words follow (its trigger).
+            "v15-kana",
+            "SELECT 1"
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

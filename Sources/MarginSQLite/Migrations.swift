@@ -25,6 +25,7 @@ enum Schema {
         ("v11-typography", v11Typography),
         ("v12-language", v12Language),
         ("v13-cjk", v13CJK),
+        ("v14-kana", v14Kana),
     ]
 
     /// A library upgraded past this migration is vacuumed afterwards: it frees half the file.
@@ -448,14 +449,31 @@ enum Schema {
             holding = text.unicodeScalars.contains(where: isBigramScalar)
         }
         guard holding else { return }
+        try forgetWords(db) { $0.unicodeScalars.contains(where: isBigramScalar) }
+        try reindexPages(db)
+    }
+
+    /// The vocabulary's words `leaving` says go, gone (before the pages are indexed again).
+    private static func forgetWords(_ db: Database, leaving: (String) -> Bool) throws {
         let words = try Row.fetchAll(db, sql: "SELECT id, word FROM term")
-        for row in words where (row["word"] as String).unicodeScalars.contains(where: isBigramScalar) {
+        for row in words where leaving(row["word"] as String) {
             // `term_fts` holds its words' trigrams by `term`'s insert trigger only.
             try db.execute(
                 sql: "INSERT INTO term_fts(term_fts, rowid, word) VALUES ('delete', ?, ?)",
                 arguments: [row["id"] as Int64, row["word"] as String])
             try db.execute(sql: "DELETE FROM term WHERE id = ?", arguments: [row["id"] as Int64])
         }
+    }
+
+    /// v14: a voicing mark written apart from its kana (half-width ｶﾞ, or カ and U+3099) folded
+    /// into the voiced letter (`KanaVoicing`), as ガ folds: annotations are folded again, and
+    /// when a page holds such a mark, the words holding one leave the vocabulary and every
+    /// page's words are indexed again.
+    private static func v14Kana(_ db: Database) throws {
+        try refoldAnnotations(db)
+        let marks = [0x3099, 0x309A, 0xFF9E, 0xFF9F].map { "instr(text, char(\($0))) > 0" }.joined(separator: " OR ")
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM page WHERE \(marks))") == true else { return }
+        try forgetWords(db, leaving: KanaVoicing.holdsMarks)
         try reindexPages(db)
     }
 

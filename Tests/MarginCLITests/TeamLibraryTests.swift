@@ -389,6 +389,39 @@ import Testing
                 == "index がっ 東京")
         #expect(try TestCluster.psql(url, "SELECT words FROM margin.page WHERE number = 99") == "16")
     }
+
+    /// A library of v14 holding kana with voicing marks written apart (a page and a memo folded
+    /// as v14 folded them: the half-width mark dropped, カス) is folded again by v15: ガス finds
+    /// the page, カス no longer does, and the memo's folded text is パン.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func v15ComposesVoicingMarksWrittenApart() throws {
+        let url = try TestCluster.freshDatabase()
+        let dump = Fixtures.root + "/fixtures/db/postgres-v14.sql"
+        let restore = try runProcess("/usr/bin/psql", [url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-f", dump])
+        #expect(restore.status == 0, "\(restore.stderr)")
+        try TestCluster.psql(
+            url,
+            """
+            INSERT INTO margin.page ("bookId", number, text, norm, words)
+                SELECT min(id), 99, 'これはｶﾞｽです', 'これはカスです', 6 FROM margin.book;
+            UPDATE margin.memo SET text = 'ﾊﾟﾝのメモ', norm = 'ハンのメモ' WHERE id = (SELECT min(id) FROM margin.memo)
+            """)
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.page_word WHERE word = 'カス'") == "1")
+        let box = Sandbox()
+        let team = ["MARGIN_LIBRARY": url]
+        func pages(_ query: String) throws -> [Int] {
+            let result = try box.margin.run(["search", query, "--json"], environment: team)
+            #expect(result.status == 0, "\(query): \(result)")
+            return try #require(try result.json() as? [[String: Any]]).compactMap { $0["page"] as? Int }
+        }
+        #expect(try pages("ガス") == [99])
+        #expect(try pages("カス").isEmpty)
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.page_word WHERE word = 'カス'") == "0")
+        #expect(
+            try TestCluster.psql(url, "SELECT norm FROM margin.memo WHERE id = (SELECT min(id) FROM margin.memo)")
+                == folded("パンのメモ"))
+    }
 }
 
 /// A team library on this machine's server through its Unix-domain socket (libpq's

@@ -204,6 +204,23 @@ import Testing
         #expect(SearchableText("がっこうとかっこう").foldedMatches(foldedTerm("がっこう"), wholeWord: false).count == 1)
     }
 
+    /// A voicing mark written apart from its kana — half-width (ｶﾞ) or combining (カ and U+3099,
+    /// as decomposed text has it) — folds into the voiced letter, as typed (ガ); a match covers
+    /// the mark; a mark no letter takes is left as before.
+    @Test func voicingMarksWrittenApartFoldIntoTheirLetters() {
+        #expect(folded("ｶﾞｽ") == folded("ガス") && folded("ｶﾞｽ") != folded("カス"))
+        #expect(folded("ﾊﾟﾝとﾊﾞｽ") == folded("パンとバス"))
+        #expect(folded("ハ\u{309A}ン") == folded("パン") && folded("か\u{3099}") == folded("が"))
+        #expect(folded("ｶｽ") == folded("カス"))
+        #expect(folded("ン\u{3099}") == "ン\u{3099}")
+        let text = SearchableText("これはｶﾞｽです")
+        let matches = text.foldedMatches(foldedTerm("ガ"), wholeWord: false)
+        #expect(matches.count == 1)
+        #expect(matches.first.map { String(String.UnicodeScalarView(text.cased[$0])) } == "ｶﾞ")
+        #expect(text.foldedMatches(foldedTerm("ガス"), wholeWord: false).map(\.count) == [3])
+        #expect(SearchableText("cafe\u{301} au lait").foldedMatches(foldedTerm("cafe"), wholeWord: true) == [0..<5])
+    }
+
     /// A word broken by a hyphen at a line end is shown joined, and with its hyphen where it is
     /// a compound: a capital after the break, the pieces hyphenated elsewhere on the page, or a
     /// match of a hyphenated term across it; the hyphen stands outside a mark ending or

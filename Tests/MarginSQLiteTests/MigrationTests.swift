@@ -129,6 +129,45 @@ import Testing
         #expect(left.1 == folded("がっこうのメモ") && left.1 != "かっこうのメモ")
     }
 
+    /// A library of v13 holding kana with voicing marks written apart (a page and a memo folded
+    /// as v13 folded them: the half-width mark dropped, カス) is folded and indexed again by v14:
+    /// ガス finds the page, カス no longer does, and the memo's folded text is パン.
+    @Test func v14ComposesVoicingMarksWrittenApart() async throws {
+        let temp = TemporaryFolder()
+        let path = temp.path + "/library.sqlite"
+        try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v13.sqlite", toPath: path)
+        let page: Int64 = try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "INSERT INTO page (bookId, number, text) VALUES (1, 99, 'これはｶﾞｽです')")
+            let page = db.lastInsertedRowID
+            try db.execute(
+                sql: "INSERT INTO page_words(rowid, words) VALUES (?, 'これ れは はカ カス スで です')", arguments: [page])
+            try db.execute(sql: "INSERT OR IGNORE INTO term(word) VALUES ('はカ'), ('カス'), ('スで')")
+            try db.execute(sql: "DELETE FROM page_pending")
+            try db.execute(
+                sql: "UPDATE memo SET text = 'ﾊﾟﾝのメモ', norm = 'ハンのメモ' WHERE id = (SELECT min(id) FROM memo)")
+            return page
+        }
+        let database = try LibraryDatabase(path: path)
+        #expect(try database.schemaStatus().pending.isEmpty)
+        func pages(_ term: String) async throws -> [Int64] {
+            try await database.repository.read { reader in
+                var found = [Int64]()
+                try reader.textIndex.candidatePages(containing: [folded(term)], books: nil) { page in
+                    found.append(page.id ?? 0)
+                    return true
+                }
+                return found
+            }
+        }
+        #expect(try await pages("ガス") == [page])
+        #expect(try await pages("カス").isEmpty)
+        #expect(try await pages("fox") == [1, 2, 16], "the other pages are indexed as before")
+        let memo = try await DatabaseQueue(path: path).read { db in
+            try String.fetchOne(db, sql: "SELECT norm FROM memo WHERE id = (SELECT min(id) FROM memo)")
+        }
+        #expect(memo == folded("パンのメモ"))
+    }
+
     /// `vN.sqlite.json` beside each fixture says how many rows each table must keep.
     func expectedCounts(for path: String) throws -> [String: Int] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path + ".json"))

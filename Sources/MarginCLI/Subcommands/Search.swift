@@ -23,7 +23,8 @@ extension Margin {
 
                 Chinese and Japanese, written without spaces, are indexed as pairs of characters: \
                 any run of them is found where it stands ("東京" in "東京タワー"), as a whole word; \
-                kana keep their voicing marks ("が" does not find "か").
+                kana keep their voicing marks ("が" does not find "か"), written apart or not \
+                ("ガス" finds half-width "ｶﾞｽ").
 
                 Ranking: first the pages where the words stand together, as the phrase they make \
                 in the order typed ("quick brown" on "the quick brown fox"), then the others where \

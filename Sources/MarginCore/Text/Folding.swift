@@ -58,6 +58,12 @@ struct FoldedBuffer {
             append((value >= 0x41 && value <= 0x5a) ? Unicode.Scalar(UInt8(value | 0x20)) : scalar, from: position)
             return
         }
+        if count > 0, let voiced = KanaVoicing.composed(scalars[count - 1], with: scalar) {
+            // A voicing mark after its kana, written apart (half-width ｶﾞ, or カ and U+3099 as
+            // decomposed text has it): the voiced kana, as typed (ガ).
+            scalars[count - 1] = voiced
+            return
+        }
         let fold = FoldCache.shared.fold(scalar)
         if count + fold.count > capacity { grow(to: max(capacity * 2, count + fold.count)) }
         for foldedScalar in fold {
@@ -106,6 +112,47 @@ private final class FoldCache: @unchecked Sendable {
         cache[scalar.value] = folded
         lock.unlock()
         return folded
+    }
+}
+
+/// Kana and the voicing marks written after them: the voiced (゛) and semi-voiced (゜) marks as
+/// combining marks (U+3099, U+309A) and as half-width ones (U+FF9E, U+FF9F), composed with
+/// the kana before them where Unicode has the voiced letter (カ and ゛ are ガ, ハ and ゜ パ).
+///
+/// Changing this changes stored folded text and the words an index holds: a migration must
+/// then fold them again (v14 in SQLite, v15 in PostgreSQL).
+public enum KanaVoicing {
+    /// Each kana's voiced (`[0]`) and semi-voiced (`[1]`) letter, where there is one.
+    private static let table: [UInt32: (voiced: Unicode.Scalar?, semiVoiced: Unicode.Scalar?)] = {
+        var table = [UInt32: (voiced: Unicode.Scalar?, semiVoiced: Unicode.Scalar?)]()
+        for value in UInt32(0x3041)...0x30FF {
+            guard let kana = Unicode.Scalar(value) else { continue }
+            func composed(_ mark: UInt32) -> Unicode.Scalar? {
+                var text = String.UnicodeScalarView()
+                text.append(kana)
+                text.append(Unicode.Scalar(mark)!)
+                let scalars = Array(String(text).precomposedStringWithCanonicalMapping.unicodeScalars)
+                return scalars.count == 1 ? scalars[0] : nil
+            }
+            let pair = (composed(0x3099), composed(0x309A))
+            if pair.0 != nil || pair.1 != nil { table[value] = pair }
+        }
+        return table
+    }()
+
+    /// The letter `kana` and `mark` make, if `mark` is a voicing mark and there is one.
+    @inline(__always)
+    static func composed(_ kana: Unicode.Scalar, with mark: Unicode.Scalar) -> Unicode.Scalar? {
+        switch mark.value {
+        case 0x3099, 0xFF9E: table[kana.value]?.voiced
+        case 0x309A, 0xFF9F: table[kana.value]?.semiVoiced
+        default: nil
+        }
+    }
+
+    /// Whether text holds a voicing mark written apart (what the migrations fold again).
+    public static func holdsMarks(_ text: String) -> Bool {
+        text.unicodeScalars.contains { [0x3099, 0x309A, 0xFF9E, 0xFF9F].contains($0.value) }
     }
 }
 

@@ -185,9 +185,13 @@ public struct SearchableText: Sendable {
     /// Ranges (in `cased`) where the folded `term` occurs, in reading order, each once (a match in
     /// a hyphen-kept copy of a line end stands for the joined text it came from).
     /// With `first`, only the first match found (whether there is one).
+    /// A match takes the marks written after its last letter (an accent as a combining mark, a
+    /// half-width voicing mark: folded away or into the letter), so it covers what is shown.
     public func foldedMatches(_ term: [Unicode.Scalar], wholeWord: Bool, first: Bool = false) -> [Range<Int>] {
         let ranges = occurrences(of: term, in: folded, wholeWord: wholeWord, first: first).map { range in
-            Int(origin[range.lowerBound])..<(Int(origin[range.upperBound - 1]) + 1)
+            var end = Int(origin[range.upperBound - 1]) + 1
+            while end < cased.count, cased[end].value >= 0x300, isMarkAfterLetter(cased[end]) { end += 1 }
+            return Int(origin[range.lowerBound])..<end
         }
         guard folded.count > 0, folded.contains("\n") else { return ranges }
         var seen = Set<Int>()
@@ -423,4 +427,10 @@ private func isSpace(_ scalar: Unicode.Scalar) -> Bool {
 private func isLetter(_ scalar: Unicode.Scalar) -> Bool {
     scalar.value < 0x80
         ? ((scalar.value | 0x20) >= 0x61 && (scalar.value | 0x20) <= 0x7a) : scalar.properties.isAlphabetic
+}
+
+/// Whether `scalar` is written after a letter as part of it: a combining mark, or a half-width
+/// voicing mark (ﾞ, ﾟ).
+func isMarkAfterLetter(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value == 0xFF9E || scalar.value == 0xFF9F || scalar.properties.generalCategory == .nonspacingMark
 }

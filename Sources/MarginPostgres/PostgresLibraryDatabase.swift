@@ -83,7 +83,9 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     /// server offers it), `require` (TLS, the certificate unchecked), `verify-full` (TLS with a
     /// certificate the system, or `sslrootcert=FILE`, trusts for that host name).
     public init(url: String, password fallback: String? = nil, connections: Int = readers) throws {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme)
+        // A scheme is read in any case (RFC 3986), as the library's location reads it.
+        guard let components = URLComponents(string: url),
+            ["postgres", "postgresql"].contains(components.scheme?.lowercased())
         else {
             throw StoreError.cannotOpen(path: "that postgres URL", reason: "not a postgres://USER@HOST[:PORT]/DB URL")
         }

@@ -347,7 +347,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     /// v15's work (see `PostgresMigrations`): text holding a voicing mark written apart folded
     /// again (`KanaVoicing`); the words no page holds any more leave the vocabulary.
     private func composeKana() throws {
-        try foldAgain(holding: "[\u{3099}\u{309A}\u{FF9E}\u{FF9F}]")
+        try foldAgain(holding: "[" + String(String.UnicodeScalarView(KanaVoicing.marks)) + "]")
         try forgetUnheldWords()
     }
 

@@ -471,7 +471,7 @@ enum Schema {
     /// page's words are indexed again.
     private static func v14Kana(_ db: Database) throws {
         try refoldAnnotations(db)
-        let marks = [0x3099, 0x309A, 0xFF9E, 0xFF9F].map { "instr(text, char(\($0))) > 0" }.joined(separator: " OR ")
+        let marks = KanaVoicing.marks.map { "instr(text, char(\($0.value))) > 0" }.joined(separator: " OR ")
         guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM page WHERE \(marks))") == true else { return }
         try forgetWords(db, leaving: KanaVoicing.holdsMarks)
         try reindexPages(db)

@@ -150,9 +150,12 @@ public enum KanaVoicing {
         }
     }
 
+    /// The voicing marks that may stand apart: combining, then half-width.
+    public static let marks: [Unicode.Scalar] = ["\u{3099}", "\u{309A}", "\u{FF9E}", "\u{FF9F}"]
+
     /// Whether text holds a voicing mark written apart (what the migrations fold again).
     public static func holdsMarks(_ text: String) -> Bool {
-        text.unicodeScalars.contains { [0x3099, 0x309A, 0xFF9E, 0xFF9F].contains($0.value) }
+        text.unicodeScalars.contains { marks.contains($0) }
     }
 }
 

@@ -123,8 +123,8 @@ def served_search(env, query, requests):
 
 
 # The same searches inside the server, where a team searches; PostgreSQL with its page words and,
-# for what they save, without (`MARGIN_PLAIN=page-words`: the text searched, as before).
-SERVED = dict(BACKENDS, **{"PostgreSQL, text": dict(BACKENDS["PostgreSQL"], MARGIN_PLAIN="page-words")})
+# for what they save, without (`MARGIN_PLAIN=page-words,phrase-words`: the text searched, as before).
+SERVED = dict(BACKENDS, **{"PostgreSQL, text": dict(BACKENDS["PostgreSQL"], MARGIN_PLAIN="page-words,phrase-words")})
 print("\nThe same searches in `margin serve` (`GET /api/search`, one at a time, median of 100):\n")
 print("| query | SQLite | PostgreSQL | PostgreSQL / SQLite | PostgreSQL without page words |")
 print("|---|---:|---:|---:|---:|")

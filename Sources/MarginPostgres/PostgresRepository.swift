@@ -474,7 +474,7 @@ struct PostgresStore: StoreWriter, TextIndex {
             return try candidatePages(found, terms: terms, books: books, words: words, visit: visit)
         }
         var sql = SQLBuilder(table: "page")
-        let filter = sql.contains(terms, books: books, words: words)
+        let filter = sql.contains(terms, books: books, words: words, phrases: try phraseWords(terms))
         let key = countKey(terms, words)
         let ranked = terms.filter(Self.isRanked)
         if ranked.contains(where: { TermWords($0.unicodeScalars).words.count > 1 }) {
@@ -540,7 +540,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         var size = 64
         while true {
             var sql = SQLBuilder(table: "page")
-            var filter = sql.contains(terms, books: books, words: words)
+            var filter = sql.contains(terms, books: books, words: words, phrases: try phraseWords(terms))
             if let after {
                 let position =
                     "(\"bookId\", number) > (\(sql.bind(.integer(after.book))), \(sql.bind(.integer(Int64(after.page)))))"
@@ -581,7 +581,7 @@ struct PostgresStore: StoreWriter, TextIndex {
             if terms.count > 1 {
                 weight = try statistics.weight(of: term) {
                     var holding = SQLBuilder(table: "page")
-                    let filter = holding.contains([term], books: nil)
+                    let filter = holding.contains([term], books: nil, phrases: try phraseWords([term]))
                     let count =
                         try run("SELECT count(*)::float8 FROM page\(filter)", holding.binds).rows.first?.decode(
                             Double.self) ?? 0
@@ -634,7 +634,8 @@ struct PostgresStore: StoreWriter, TextIndex {
                 ? "SELECT 1 FROM page_word WHERE word = \(sql.bind(.text(group[0])))"
                 : "SELECT DISTINCT page FROM page_word WHERE word = ANY(\(sql.bind(array: group)))"
         } else {
-            pages = "SELECT 1 FROM page\(sql.contains(terms, books: books, words: words))"
+            pages =
+                "SELECT 1 FROM page\(sql.contains(terms, books: books, words: words, phrases: try phraseWords(terms)))"
         }
         return Int(
             try run("SELECT count(*) FROM (\(pages) LIMIT \(max(0, cap))) AS found", sql.binds).rows.first?
@@ -812,13 +813,28 @@ struct SQLBuilder {
         "strpos(\(column), \(bind(.text(term)))) > 0"
     }
 
+    /// Whether a page's folded text holds a phrase whose pages its words find (`phraseWords`):
+    /// a page holding a word of each group, its text checked (`strpos`). The pages' ids are one
+    /// array made first (the statement's init plan), so the planner looks each page up by its id
+    /// rather than, misjudging how many there are, reading the whole table.
+    mutating func holds(_ phrase: String, groups: [[String]]) -> String {
+        guard !groups.contains(where: \.isEmpty) else { return "false" }
+        let pages = groups.map { "SELECT page FROM page_word WHERE word = ANY(\(bind(array: $0)))" }
+        return "id = ANY((SELECT array(\(pages.joined(separator: " INTERSECT "))))::int8[]) AND "
+            + holdsFound(phrase, column: "norm")
+    }
+
     /// Pages (or annotations) whose folded text holds every term, of one book or all, of the tier
-    /// `words` names.
-    mutating func contains(_ terms: [String], books: [Int64]?, words: WordTier = .any) -> String {
+    /// `words` names; pages holding a phrase of `phrases` found by its words.
+    mutating func contains(
+        _ terms: [String], books: [Int64]?, words: WordTier = .any, phrases: [String: [[String]]] = [:]
+    ) -> String {
         // A term a group of the tier's words implies (`WordTier.groupImplying`; PostgreSQL's
         // page words are pieces of the folded text too, `page_words`) is on every page of the
         // tier, unread. ("the" as a word: no reading of 2,001 pages' text to find its pages.)
-        var parts = terms.filter { words.groupImplying($0) == nil }.map { holds($0, column: "norm") }
+        var parts = terms.filter { words.groupImplying($0) == nil }.map { term in
+            phrases[term].map { holds(term, groups: $0) } ?? holds(term, column: "norm")
+        }
         if let books { parts.append("\"bookId\" = ANY(\(bind(array: books)))") }
         if let tier = tier(words, id: "id") { parts.append(tier) }
         return parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")
@@ -876,6 +892,8 @@ final class CountedCandidates: @unchecked Sendable {
     static let kept = 8
     /// Each word term's words as the vocabulary gave them (`wordTerms`), by the terms asked.
     private var words = [[String]: [WordTerm]?]()
+    /// Each phrase's groups of words (`phraseWords`), nil for a phrase the text finds.
+    private var phrases = [String: [[String]]?]()
 
     func record(terms: [String], books: [Int64]?, count: Int, cap: Int) {
         lock.withLock {
@@ -903,11 +921,20 @@ final class CountedCandidates: @unchecked Sendable {
         return found
     }
 
+    /// A phrase's groups of words, looked up once a transaction.
+    func phraseWords(_ phrase: String, _ lookUp: () throws -> [[String]]?) rethrows -> [[String]]? {
+        if let known = lock.withLock({ phrases[phrase] }) { return known }
+        let found = try lookUp()
+        lock.withLock { phrases[phrase] = .some(found) }
+        return found
+    }
+
     /// Forgets everything: the transaction wrote to the pages.
     func forget() {
         lock.withLock {
             known.removeAll()
             words.removeAll()
+            phrases.removeAll()
         }
     }
 }

@@ -13,8 +13,7 @@ struct WordTerm {
 
 /// Search from the page words (`page_word`, `word`): the pages holding a term and its count on
 /// each come from the words, so neither finding the pages nor ranking them reads their text.
-/// A phrase is left to the text (its trigram index finds fewer pages than its words would: the
-/// pages holding "probability" and "distribution" are many more than those holding both as one).
+/// A phrase's pages are found from its words too (`phraseWords`), their text checked.
 /// `MARGIN_PLAIN=page-words` (or `all`) turns it off: every search reads the text, as before
 /// (the tests compare both; bench/team-load.py measures both).
 extension PostgresStore {
@@ -112,6 +111,68 @@ extension PostgresStore {
         try visitPages(ids, visit: visit)
     }
 
+    /// Whether a phrase's pages are found from its words (`phraseWords`), unless `MARGIN_PLAIN`
+    /// names `phrase-words`.
+    static let findsPhrasesByWords = FastPaths.isOn("phrase-words")
+
+    /// A group of words whose pages hold more rows of `page_word` than this (or a piece of a
+    /// word held by more than `countedInWords` words) doesn't narrow a phrase's pages enough to
+    /// pay for reading them.
+    static let phraseGroupRows = 4_000
+
+    /// The phrases among `terms` whose pages their words find, each with its groups of words: a
+    /// page holding the phrase holds a word of each group. pg_trgm takes the trigrams of a
+    /// pattern's words, none across two, so the text's trigram index finds every page holding a
+    /// phrase's words anywhere ("probability distribution": 742 pages read for 13, 8.5–11 ms);
+    /// its words find the pages holding them as words (709, their text checked by `strpos`:
+    /// 3.2–3.5 ms). A phrase's words within it are whole words of the page, each a group of its
+    /// own; where the phrase begins inside a word (`TermWords.openStart`) its first word's group
+    /// is the vocabulary's words ending with it, where it ends inside one its last word's the
+    /// words starting with it (an edge of fewer than three letters, which the vocabulary's
+    /// trigram index can't find, is no group). A group on too many pages is left out
+    /// (`phraseGroupRows`: "of the" and "with the" are on most pages either way, and the words'
+    /// pages would be read on top of the text's); a phrase left no group, or any of Chinese or
+    /// Japanese letters, is found by the trigram index. One statement a phrase, once a
+    /// transaction.
+    func phraseWords(_ terms: [String]) throws -> [String: [[String]]] {
+        guard Self.findsPhrasesByWords else { return [:] }
+        var found = [String: [[String]]]()
+        for term in terms {
+            let phrase = TermWords(term.unicodeScalars)
+            guard phrase.words.count > 1, phrase.words.allSatisfy(isOneIndexWord) else { continue }
+            found[term] = try counted.phraseWords(term) { try lookUpPhraseWords(phrase) }
+        }
+        return found
+    }
+
+    private func lookUpPhraseWords(_ phrase: TermWords) throws -> [[String]]? {
+        var sql = SQLBuilder(table: "word")
+        var groups = [String]()
+        for (index, word) in phrase.words.enumerated() {
+            let endsOne = index == 0 && phrase.openStart
+            let startsOne = index == phrase.words.count - 1 && phrase.openEnd
+            guard endsOne || startsOne else {
+                groups.append("(SELECT \(index) AS g, \(sql.bind(.text(word)))::text AS word)")
+                continue
+            }
+            guard word.unicodeScalars.count >= 3 else { continue }
+            let pattern = sql.bind(.text((endsOne ? "%" : "") + likeEscaped(word) + (startsOne ? "%" : "")))
+            groups.append(
+                "(SELECT \(index) AS g, word FROM word WHERE word LIKE \(pattern) LIMIT \(Self.countedInWords + 1))")
+        }
+        guard !groups.isEmpty else { return nil }
+        // Each group's words, and the rows of `page_word` they hold, counted up to the limit.
+        let rows = try run(
+            "WITH w AS MATERIALIZED (\(groups.joined(separator: " UNION ALL "))) SELECT array_agg(word), "
+                + "(SELECT count(*) FROM (SELECT 1 FROM page_word WHERE word = ANY(array_agg(w.word)) "
+                + "LIMIT \(Self.phraseGroupRows + 1)) AS held) FROM w GROUP BY g", sql.binds
+        ).rows.map { try $0.decode(([String], Int64).self) }
+        // A group held by no page: no page holds the phrase.
+        if rows.count < groups.count || rows.contains(where: { $0.1 == 0 }) { return [[]] }
+        let narrowing = rows.filter { $0.0.count <= Self.countedInWords && $0.1 <= Self.phraseGroupRows }
+        return narrowing.isEmpty ? nil : narrowing.map(\.0)
+    }
+
     /// Whether a tier of page words is counted and ranked in one statement (unless `MARGIN_PLAIN`
     /// names `count-as-ranks`: counted, then ranked, as two).
     static let countsAsRanks = FastPaths.isOn("count-as-ranks")
@@ -157,7 +218,7 @@ extension PostgresStore {
             return Double(try countPages([found], terms: [term], books: nil, cap: Int(Int32.max)))
         }
         var sql = SQLBuilder(table: "page")
-        let filter = sql.contains([term], books: nil)
+        let filter = sql.contains([term], books: nil, phrases: try phraseWords([term]))
         return try run("SELECT count(*)::float8 FROM page\(filter)", sql.binds).rows.first?.decode(Double.self) ?? 0
     }
 

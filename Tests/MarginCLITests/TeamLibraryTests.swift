@@ -250,7 +250,7 @@ import Testing
         }
         // Pieces of the library's words (chosen by a hash, the same every run), one and two at a
         // time: the same hits on both; and on PostgreSQL the same hits in the same order from the
-        // page words as from the text (`MARGIN_PLAIN=page-words`).
+        // page words as from the text (`MARGIN_PLAIN=page-words,phrase-words`).
         let chosen = try TestCluster.psql(
             url,
             """
@@ -272,7 +272,7 @@ import Testing
         let queries =
             chosen.map { [$0] } + stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
             + phrases.map { [$0] } + phrases.prefix(4).enumerated().map { [$1 + " " + chosen[$0]] }
-        let textSearch = onTeam.merging(["MARGIN_PLAIN": "page-words"]) { $1 }
+        let textSearch = onTeam.merging(["MARGIN_PLAIN": "page-words,phrase-words"]) { $1 }
         // And with each read's BEGIN and COMMIT waited for, no reads sent ahead, and a tier's
         // pages counted before they are ranked (the switches of those fast paths).
         let awaited = onTeam.merging(["MARGIN_PLAIN": "read-round-trips,send-ahead,count-as-ranks"]) { $1 }

@@ -169,14 +169,19 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
             }
         }
         do {
-            // Who, how, and whether the library has a schema yet, in one round trip.
-            let facts = try session.run(
+            // Who, how, whether the library has a schema yet, and its migrations, in one round
+            // trip (the second statement fails where there is no schema, as the first tells).
+            let asked = try session.send(
                 "SELECT current_user::text, coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false), "
                     + "to_regclass('margin.migrations') IS NULL"
-            ).rows.first?.makeRandomAccess()
+            )
+            let listed = try session.send(Self.appliedQuery)
+            let facts = try session.wait(for: asked).rows.first?.makeRandomAccess()
             self.user = try facts?[0].decode(String.self) ?? user
             self.encrypted = try facts?[1].decode(Bool.self) ?? false
-            try migrate(fresh: try facts?[2].decode(Bool.self) ?? true)
+            let fresh = try facts?[2].decode(Bool.self) ?? true
+            let applied = try? session.wait(for: listed).rows.map { try $0.decode(String.self) }
+            try migrate(fresh: fresh, applied: fresh ? nil : applied)
         } catch {
             running.cancel()
             threads.shutdownGracefully { _ in }
@@ -244,7 +249,9 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
 
     // MARK: Schema
 
-    private func migrate(fresh: Bool) throws {
+    /// Creates the schema on a fresh library and applies the migrations it lacks (`applied`:
+    /// those it holds, when known).
+    private func migrate(fresh: Bool, applied: [String]?) throws {
         // Users the library was granted to can't create schemas: only a new library is created.
         if fresh {
             try run("CREATE SCHEMA IF NOT EXISTS margin")
@@ -252,7 +259,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                 "CREATE TABLE IF NOT EXISTS margin.migrations (name text PRIMARY KEY, \"appliedAt\" timestamptz NOT NULL DEFAULT now())"
             )
         }
-        let applied = try appliedMigrations()
+        let applied = try applied ?? appliedMigrations()
         let known = Set(PostgresMigrations.all.map(\.name))
         guard applied.allSatisfy(known.contains) else { throw StoreError.newerSchema(path: path ?? "postgres") }
         for migration in PostgresMigrations.all where !applied.contains(migration.name) {
@@ -360,10 +367,10 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         try run("ANALYZE margin.page_word")
     }
 
+    private static let appliedQuery = "SELECT name FROM margin.migrations ORDER BY \"appliedAt\", name"
+
     private func appliedMigrations() throws -> [String] {
-        try run("SELECT name FROM margin.migrations ORDER BY \"appliedAt\", name").rows.map {
-            try $0.decode(String.self)
-        }
+        try run(Self.appliedQuery).rows.map { try $0.decode(String.self) }
     }
 
     // MARK: LibraryStore
@@ -435,9 +442,6 @@ final class PostgresSession: @unchecked Sendable {
     let path: String
     /// One transaction at a time on the connection.
     let turn = NSLock()
-    /// `emptyAnswer`, once made.
-    private var empty: StatementAnswer?
-    private let emptyLock = NSLock()
 
     init(connection: PostgresConnection, logger: Logger, path: String) {
         self.connection = connection
@@ -456,14 +460,9 @@ final class PostgresSession: @unchecked Sendable {
         try wait(for: send(sql, binds, kinds: kinds))
     }
 
-    /// An answer of no rows, as a read sent ahead is answered while sending (one statement once
-    /// on this connection).
-    func emptyAnswer() throws -> StatementAnswer {
-        if let empty = emptyLock.withLock({ empty }) { return empty }
-        let answer = try run("SELECT 1 WHERE false")
-        emptyLock.withLock { empty = answer }
-        return answer
-    }
+    /// An answer of no rows, as a read sent ahead is answered while sending (made here: asking
+    /// the server for one cost each command a round trip).
+    func emptyAnswer() -> StatementAnswer { StatementAnswer(rows: [], affected: nil) }
 
     /// Sends one statement; its answer is waited for with `wait(for:)`. A statement on a
     /// connection the server closed (a restart, an outage) is never answered: it is refused at

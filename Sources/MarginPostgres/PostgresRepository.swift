@@ -220,7 +220,7 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     func sendAhead(_ reads: (any StoreReader) throws -> Void) throws {
         guard Self.sendsAhead, sent.emptyAnswer == nil else { return }
-        sent.emptyAnswer = try session.emptyAnswer()
+        sent.emptyAnswer = session.emptyAnswer()
         defer { sent.emptyAnswer = nil }
         try reads(self)
     }

@@ -815,11 +815,17 @@ struct SQLBuilder {
 
     /// Whether a page's folded text holds a phrase whose pages its words find (`phraseWords`):
     /// a page holding a word of each group, its text checked (`strpos`). The pages' ids are one
-    /// array made first (the statement's init plan), so the planner looks each page up by its id
-    /// rather than, misjudging how many there are, reading the whole table.
-    mutating func holds(_ phrase: String, groups: [[String]]) -> String {
-        guard !groups.contains(where: \.isEmpty) else { return "false" }
-        let pages = groups.map { "SELECT page FROM page_word WHERE word = ANY(\(bind(array: $0)))" }
+    /// array made first (the statement's init plans, as are each edge's words), so the planner
+    /// looks each page up by its id rather than, misjudging how many there are, reading the
+    /// whole table.
+    mutating func holds(_ phrase: String, groups: [PhraseGroup]) -> String {
+        let pages = groups.map { group in
+            guard let pattern = group.pattern else {
+                return "SELECT page FROM page_word WHERE word = \(bind(.text(group.word)))"
+            }
+            return "SELECT page FROM page_word WHERE word = ANY((SELECT array(SELECT word FROM word "
+                + "WHERE word LIKE \(bind(.text(pattern)))))::text[])"
+        }
         return "id = ANY((SELECT array(\(pages.joined(separator: " INTERSECT "))))::int8[]) AND "
             + holdsFound(phrase, column: "norm")
     }
@@ -827,7 +833,7 @@ struct SQLBuilder {
     /// Pages (or annotations) whose folded text holds every term, of one book or all, of the tier
     /// `words` names; pages holding a phrase of `phrases` found by its words.
     mutating func contains(
-        _ terms: [String], books: [Int64]?, words: WordTier = .any, phrases: [String: [[String]]] = [:]
+        _ terms: [String], books: [Int64]?, words: WordTier = .any, phrases: [String: [PhraseGroup]] = [:]
     ) -> String {
         // A term a group of the tier's words implies (`WordTier.groupImplying`; PostgreSQL's
         // page words are pieces of the folded text too, `page_words`) is on every page of the
@@ -892,8 +898,6 @@ final class CountedCandidates: @unchecked Sendable {
     static let kept = 8
     /// Each word term's words as the vocabulary gave them (`wordTerms`), by the terms asked.
     private var words = [[String]: [WordTerm]?]()
-    /// Each phrase's groups of words (`phraseWords`), nil for a phrase the text finds.
-    private var phrases = [String: [[String]]?]()
 
     func record(terms: [String], books: [Int64]?, count: Int, cap: Int) {
         lock.withLock {
@@ -921,20 +925,11 @@ final class CountedCandidates: @unchecked Sendable {
         return found
     }
 
-    /// A phrase's groups of words, looked up once a transaction.
-    func phraseWords(_ phrase: String, _ lookUp: () throws -> [[String]]?) rethrows -> [[String]]? {
-        if let known = lock.withLock({ phrases[phrase] }) { return known }
-        let found = try lookUp()
-        lock.withLock { phrases[phrase] = .some(found) }
-        return found
-    }
-
     /// Forgets everything: the transaction wrote to the pages.
     func forget() {
         lock.withLock {
             known.removeAll()
             words.removeAll()
-            phrases.removeAll()
         }
     }
 }
@@ -946,6 +941,7 @@ final class PageStatistics: @unchecked Sendable {
     private let lock = NSLock()
     private var known: (pages: Double, average: Double, at: Date)?
     private var weights = [String: (weight: Double, at: Date)]()
+    private var narrowing = [String: (groups: [Int], at: Date)]()
     /// Terms whose weights are kept.
     static let keptWeights = 1_000
 
@@ -960,6 +956,21 @@ final class PageStatistics: @unchecked Sendable {
             weights[term] = (weight, Date())
         }
         return weight
+    }
+
+    /// Which of a phrase's groups of words narrow its pages enough (`PostgresStore.phraseWords`),
+    /// as worked out within the minute: what changes with the library is how fast the phrase is
+    /// found, never what is found (each group's words are looked up by the statement using it).
+    func narrowing(of phrase: String, _ compute: () throws -> [Int]) throws -> [Int] {
+        if let known = lock.withLock({ narrowing[phrase] }), Date().timeIntervalSince(known.at) < 60 {
+            return known.groups
+        }
+        let groups = try compute()
+        lock.withLock {
+            if narrowing.count >= Self.keptWeights { narrowing.removeAll(keepingCapacity: true) }
+            narrowing[phrase] = (groups, Date())
+        }
+        return groups
     }
 
     func current(_ compute: () throws -> (Double, Double)) throws -> (pages: Double, average: Double) {

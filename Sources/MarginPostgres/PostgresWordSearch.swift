@@ -131,46 +131,45 @@ extension PostgresStore {
     /// words starting with it (an edge of fewer than three letters, which the vocabulary's
     /// trigram index can't find, is no group). A group on too many pages is left out
     /// (`phraseGroupRows`: "of the" and "with the" are on most pages either way, and the words'
-    /// pages would be read on top of the text's); a phrase left no group, or any of Chinese or
-    /// Japanese letters, is found by the trigram index. One statement a phrase, once a
-    /// transaction.
-    func phraseWords(_ terms: [String]) throws -> [String: [[String]]] {
+    /// pages would be read on top of the text's); which groups are, is asked once a minute
+    /// (`PageStatistics.narrowing`). A phrase left no group, or any of Chinese or Japanese
+    /// letters, is found by the trigram index.
+    func phraseWords(_ terms: [String]) throws -> [String: [PhraseGroup]] {
         guard Self.findsPhrasesByWords else { return [:] }
-        var found = [String: [[String]]]()
+        var found = [String: [PhraseGroup]]()
         for term in terms {
             let phrase = TermWords(term.unicodeScalars)
             guard phrase.words.count > 1, phrase.words.allSatisfy(isOneIndexWord) else { continue }
-            found[term] = try counted.phraseWords(term) { try lookUpPhraseWords(phrase) }
+            let groups = PhraseGroup.groups(of: phrase)
+            guard !groups.isEmpty else { continue }
+            let narrowing = try statistics.narrowing(of: term) { try narrowingGroups(groups) }
+            if !narrowing.isEmpty { found[term] = narrowing.map { groups[$0] } }
         }
         return found
     }
 
-    private func lookUpPhraseWords(_ phrase: TermWords) throws -> [[String]]? {
+    /// The groups (their places) held by few enough rows of `page_word` (`phraseGroupRows`), and
+    /// an edge's by few enough words (`countedInWords`): each counted up to its limit, in one
+    /// statement. A group of no word narrows the phrase's pages to none.
+    private func narrowingGroups(_ groups: [PhraseGroup]) throws -> [Int] {
         var sql = SQLBuilder(table: "word")
-        var groups = [String]()
-        for (index, word) in phrase.words.enumerated() {
-            let endsOne = index == 0 && phrase.openStart
-            let startsOne = index == phrase.words.count - 1 && phrase.openEnd
-            guard endsOne || startsOne else {
-                groups.append("(SELECT \(index) AS g, \(sql.bind(.text(word)))::text AS word)")
-                continue
+        let words = groups.enumerated().map { index, group in
+            guard let pattern = group.pattern else {
+                return "(SELECT \(index) AS g, \(sql.bind(.text(group.word)))::text AS word)"
             }
-            guard word.unicodeScalars.count >= 3 else { continue }
-            let pattern = sql.bind(.text((endsOne ? "%" : "") + likeEscaped(word) + (startsOne ? "%" : "")))
-            groups.append(
-                "(SELECT \(index) AS g, word FROM word WHERE word LIKE \(pattern) LIMIT \(Self.countedInWords + 1))")
+            return "(SELECT \(index) AS g, word FROM word WHERE word LIKE \(sql.bind(.text(pattern))) "
+                + "LIMIT \(Self.countedInWords + 1))"
         }
-        guard !groups.isEmpty else { return nil }
-        // Each group's words, and the rows of `page_word` they hold, counted up to the limit.
         let rows = try run(
-            "WITH w AS MATERIALIZED (\(groups.joined(separator: " UNION ALL "))) SELECT array_agg(word), "
+            "WITH w AS MATERIALIZED (\(words.joined(separator: " UNION ALL "))) SELECT g, count(*), "
                 + "(SELECT count(*) FROM (SELECT 1 FROM page_word WHERE word = ANY(array_agg(w.word)) "
                 + "LIMIT \(Self.phraseGroupRows + 1)) AS held) FROM w GROUP BY g", sql.binds
-        ).rows.map { try $0.decode(([String], Int64).self) }
-        // A group held by no page: no page holds the phrase.
-        if rows.count < groups.count || rows.contains(where: { $0.1 == 0 }) { return [[]] }
-        let narrowing = rows.filter { $0.0.count <= Self.countedInWords && $0.1 <= Self.phraseGroupRows }
-        return narrowing.isEmpty ? nil : narrowing.map(\.0)
+        ).rows.map { try $0.decode((Int32, Int64, Int64).self) }
+        var broad = Set<Int>()
+        for (group, words, held) in rows where words > Self.countedInWords || held > Self.phraseGroupRows {
+            broad.insert(Int(group))
+        }
+        return groups.indices.filter { !broad.contains($0) }
     }
 
     /// Whether a tier of page words is counted and ranked in one statement (unless `MARGIN_PLAIN`
@@ -326,4 +325,25 @@ func textFrequency(_ term: String, column: String, _ sql: inout SQLBuilder) -> S
     let text = sql.bind(.text(term))
     return
         "((octet_length(\(column)) - octet_length(replace(\(column), \(text), '')))::float8 / octet_length(\(text)))"
+}
+
+/// A word of a phrase as the page words find the pages holding it (`PostgresStore.phraseWords`):
+/// the word itself, or (`pattern`) any of the vocabulary's words the `LIKE` pattern matches: those
+/// ending with the phrase's first word where it begins inside a word, starting with its last
+/// where it ends inside one.
+struct PhraseGroup: Hashable, Sendable {
+    var word: String
+    var pattern: String?
+
+    /// The groups of a phrase's words, in order: every word within it, and each edge word of
+    /// three letters or more (the vocabulary's trigram index finds those).
+    static func groups(of phrase: TermWords) -> [PhraseGroup] {
+        phrase.words.enumerated().compactMap { index, word in
+            let endsOne = index == 0 && phrase.openStart
+            let startsOne = index == phrase.words.count - 1 && phrase.openEnd
+            guard endsOne || startsOne else { return PhraseGroup(word: word) }
+            guard word.unicodeScalars.count >= 3 else { return nil }
+            return PhraseGroup(word: word, pattern: (endsOne ? "%" : "") + likeEscaped(word) + (startsOne ? "%" : ""))
+        }
+    }
 }

@@ -27,6 +27,16 @@ public func writeData(_ data: Data, to path: String) throws {
     }
 }
 
+/// Creates an empty file at `path`, user-only, where none is (false if one is, or it can't).
+/// In place: Foundation's `FileManager.createFile` writes a `.dat.nosync…` file beside it and
+/// renames it, which a kill in between leaves behind.
+public func createNewFile(atPath path: String) -> Bool {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { return false }
+    close(descriptor)
+    return true
+}
+
 /// An error for a failed write, naming a full disk plainly.
 public func writeError(_ path: String, _ code: Int32, folder: String) -> MarginError {
     if code == ENOSPC || code == EDQUOT || isDiskFull(at: folder) {

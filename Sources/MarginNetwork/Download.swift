@@ -234,7 +234,7 @@ struct Transfer: Sendable {
         }
         if !append {
             discardPart(part)
-            _ = FileManager.default.createFile(atPath: part, contents: nil, attributes: [.posixPermissions: 0o600])
+            try? writeData(Data(), to: part)
         }
         // Without validators (or without the lock) a part can't be resumed safely, so it isn't kept.
         let resumable = !validators.isEmpty && lock != nil
@@ -315,7 +315,8 @@ struct Transfer: Sendable {
 
     private func writePartInfo(_ info: PartInfo, to path: String) {
         guard let data = try? JSONEncoder().encode(info) else { return }
-        _ = FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+        // In place (a kill mid-write leaves an info that doesn't decode: the part is not resumed).
+        try? writeData(data, to: path)
     }
 }
 

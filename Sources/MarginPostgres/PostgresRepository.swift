@@ -940,37 +940,38 @@ final class CountedCandidates: @unchecked Sendable {
 final class PageStatistics: @unchecked Sendable {
     private let lock = NSLock()
     private var known: (pages: Double, average: Double, at: Date)?
-    private var weights = [String: (weight: Double, at: Date)]()
-    private var narrowing = [String: (groups: [Int], at: Date)]()
-    /// Terms whose weights are kept.
+    private var weights = [String: (value: Double, at: Date)]()
+    private var narrowing = [String: (value: [Int], at: Date)]()
+    /// Terms (and phrases) whose weights (and narrowing groups) are kept.
     static let keptWeights = 1_000
 
     /// A term's weight, as worked out within the minute.
     func weight(of term: String, _ compute: () throws -> Double) throws -> Double {
-        if let known = lock.withLock({ weights[term] }), Date().timeIntervalSince(known.at) < 60 {
-            return known.weight
-        }
-        let weight = try compute()
-        lock.withLock {
-            if weights.count >= Self.keptWeights { weights.removeAll(keepingCapacity: true) }
-            weights[term] = (weight, Date())
-        }
-        return weight
+        try withinTheMinute(\.weights, term, compute)
     }
 
     /// Which of a phrase's groups of words narrow its pages enough (`PostgresStore.phraseWords`),
     /// as worked out within the minute: what changes with the library is how fast the phrase is
     /// found, never what is found (each group's words are looked up by the statement using it).
     func narrowing(of phrase: String, _ compute: () throws -> [Int]) throws -> [Int] {
-        if let known = lock.withLock({ narrowing[phrase] }), Date().timeIntervalSince(known.at) < 60 {
-            return known.groups
+        try withinTheMinute(\.narrowing, phrase, compute)
+    }
+
+    /// The value kept for a key in one of the tables if worked out within the minute, else
+    /// worked out now and kept (a full table is emptied first).
+    private func withinTheMinute<Value>(
+        _ table: ReferenceWritableKeyPath<PageStatistics, [String: (value: Value, at: Date)]>, _ key: String,
+        _ compute: () throws -> Value
+    ) throws -> Value {
+        if let known = lock.withLock({ self[keyPath: table][key] }), Date().timeIntervalSince(known.at) < 60 {
+            return known.value
         }
-        let groups = try compute()
+        let value = try compute()
         lock.withLock {
-            if narrowing.count >= Self.keptWeights { narrowing.removeAll(keepingCapacity: true) }
-            narrowing[phrase] = (groups, Date())
+            if self[keyPath: table].count >= Self.keptWeights { self[keyPath: table].removeAll(keepingCapacity: true) }
+            self[keyPath: table][key] = (value, Date())
         }
-        return groups
+        return value
     }
 
     func current(_ compute: () throws -> (Double, Double)) throws -> (pages: Double, average: Double) {

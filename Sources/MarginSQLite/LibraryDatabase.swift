@@ -55,7 +55,7 @@ public final class LibraryDatabase: LibraryStore {
         if existed { _ = try Self.checkHeader(path) }
         if !existed {
             // Created user-only before SQLite opens it; SQLite gives -wal and -shm the same mode.
-            guard fileManager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            guard createNewFile(atPath: path) else {
                 throw StoreError.cannotOpen(path: path, reason: "cannot create the file")
             }
         }

@@ -415,6 +415,11 @@ func mode(_ path: String) -> Int {
         // A process id that is not running (beyond the default pid_max).
         #expect(FileManager.default.createFile(atPath: tmp + "/4999999-dead.part", contents: Data("x".utf8)))
         #expect(FileManager.default.createFile(atPath: tmp + "/download-0123.part.lock", contents: Data()))
+        // What Foundation's write-and-rename leaves when killed in between: its process id in
+        // hexadecimal (4C4B3F is 4999999); one of a living process (this one) stays.
+        #expect(FileManager.default.createFile(atPath: tmp + "/.dat.nosync4C4B3F.Ab12Cd", contents: Data("x".utf8)))
+        let living = tmp + "/.dat.nosync" + String(getpid(), radix: 16, uppercase: true) + ".Ef34Gh"
+        #expect(FileManager.default.createFile(atPath: living, contents: Data("x".utf8)))
         let out = box.folder.path + "/out"
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         #expect(
@@ -422,6 +427,9 @@ func mode(_ path: String) -> Int {
         try box.ok("list")
         #expect(!FileManager.default.fileExists(atPath: tmp + "/4999999-dead.part"))
         #expect(!FileManager.default.fileExists(atPath: tmp + "/download-0123.part.lock"))
+        #expect(!FileManager.default.fileExists(atPath: tmp + "/.dat.nosync4C4B3F.Ab12Cd"))
+        #expect(FileManager.default.fileExists(atPath: living))
+        try FileManager.default.removeItem(atPath: living)
         try box.ok("export", "sample", "--format", "markdown", "-o", out + "/notes.md")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["notes.md"])
         // An unused file in the cache is reported.

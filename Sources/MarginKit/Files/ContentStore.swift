@@ -49,7 +49,7 @@ public struct ContentStore: BlobStore {
         try prepare()
         // The process id in the name tells `db check` whether its writer is still alive.
         let path = "\(temporaryFolder)/\(getpid())-\(UUID().uuidString.lowercased())\(suffix)"
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+        guard createNewFile(atPath: path) else {
             throw MarginError.io("cannot create a temporary file in \(temporaryFolder)")
         }
         return path
@@ -118,9 +118,15 @@ package func isRegularFile(_ path: String) -> Bool {
     return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
 }
 
-/// The process that made a temporary file, from its name (`<pid>-<uuid>.part`); nil for other
-/// files (such as resumable downloads).
+/// The process that made a temporary file, from its name (`<pid>-<uuid>.part`, or Foundation's
+/// `.dat.nosync<pid in hexadecimal>.XXXXXX` for a file it writes and renames, which a kill in
+/// between leaves); nil for other files (such as resumable downloads).
 func temporaryFileOwner(_ name: String) -> pid_t? {
+    if name.hasPrefix(".dat.nosync") {
+        let rest = name.dropFirst(".dat.nosync".count)
+        guard let dot = rest.firstIndex(of: ".") else { return nil }
+        return pid_t(rest[..<dot], radix: 16)
+    }
     guard let dash = name.firstIndex(of: "-"), let pid = pid_t(name[..<dash]) else { return nil }
     return pid
 }

@@ -460,10 +460,6 @@ final class PostgresSession: @unchecked Sendable {
         try wait(for: send(sql, binds, kinds: kinds))
     }
 
-    /// An answer of no rows, as a read sent ahead is answered while sending (made here: asking
-    /// the server for one cost each command a round trip).
-    func emptyAnswer() -> StatementAnswer { StatementAnswer(rows: [], affected: nil) }
-
     /// Sends one statement; its answer is waited for with `wait(for:)`. A statement on a
     /// connection the server closed (a restart, an outage) is never answered: it is refused at
     /// once, and one running when the connection closes fails then. A read whose arguments'

@@ -209,9 +209,9 @@ struct PostgresStore: StoreWriter, TextIndex {
         -> StatementAnswer
     {
         let statement = SentAhead.Statement(sql: sql, binds: binds)
-        if let empty = sent.emptyAnswer {
+        if sent.sending {
             sent.keep(statement, try session.send(sql, binds, kinds: kinds))
-            return empty
+            return StatementAnswer.none
         }
         if let pending = sent.take(statement) { return try session.wait(for: pending) }
         if !sent.isEmpty, !sql.hasPrefix("SELECT"), !sql.hasPrefix("(SELECT") { sent.drop() }
@@ -219,9 +219,9 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     func sendAhead(_ reads: (any StoreReader) throws -> Void) throws {
-        guard Self.sendsAhead, sent.emptyAnswer == nil else { return }
-        sent.emptyAnswer = session.emptyAnswer()
-        defer { sent.emptyAnswer = nil }
+        guard Self.sendsAhead, !sent.sending else { return }
+        sent.sending = true
+        defer { sent.sending = false }
         try reads(self)
     }
 
@@ -860,12 +860,9 @@ struct SQLBuilder {
     }
 }
 
-/// The counts of candidate pages a transaction made, each with a cap: `count` pages when it is
-/// under the cap, else at least the cap. Several are kept: a search's tiers count theirs, and
-/// the count of the pages past the hits shown asks for them again.
 /// Statements a transaction sent ahead (`PostgresStore.sendAhead`) and their answers to come, by
-/// statement and arguments; while `emptyAnswer` is set, statements are sent and kept, and answered
-/// with it. One transaction's, on its thread.
+/// statement and arguments; while `sending`, statements are sent and kept, and answered with no
+/// rows. One transaction's, on its thread.
 final class SentAhead: @unchecked Sendable {
     struct Statement: Hashable {
         let sql: String
@@ -873,7 +870,7 @@ final class SentAhead: @unchecked Sendable {
     }
 
     private var answers = [Statement: [PendingAnswer]]()
-    var emptyAnswer: StatementAnswer?
+    var sending = false
 
     var isEmpty: Bool { answers.isEmpty }
 
@@ -891,6 +888,9 @@ final class SentAhead: @unchecked Sendable {
     func drop() { answers.removeAll() }
 }
 
+/// The counts of candidate pages a transaction made, each with a cap: `count` pages when it is
+/// under the cap, else at least the cap. Several are kept: a search's tiers count theirs, and
+/// the count of the pages past the hits shown asks for them again.
 final class CountedCandidates: @unchecked Sendable {
     private let lock = NSLock()
     private var known = [(terms: [String], books: [Int64]?, count: Int, cap: Int)]()

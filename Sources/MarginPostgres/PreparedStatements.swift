@@ -6,6 +6,9 @@ import PostgresNIO
 struct StatementAnswer: Sendable {
     var rows: [PostgresRow]
     var affected: Int?
+
+    /// No rows: how a read sent ahead is answered while sending (`PostgresStore.sendAhead`).
+    static let none = StatementAnswer(rows: [], affected: nil)
 }
 
 /// The reads a library runs again and again with other arguments (a book's row, the guides of

@@ -105,13 +105,17 @@ enum PageWords {
 
     /// Words of the vocabulary holding `piece` (nil when it is too short for the trigram index:
     /// under three scalars), those ending with it if `suffix`.
-    static func vocabulary(holding piece: String, suffix: Bool, _ db: Database) throws -> [String]? {
+    static func vocabulary(
+        holding piece: String, suffix: Bool, _ db: Database, known: TermExpressions = TermExpressions()
+    ) throws -> [String]? {
         let scalars = Array(piece.unicodeScalars)
         guard scalars.count >= 3 else { return nil }
-        let candidates = try String.fetchAll(
-            db,
-            sql: "SELECT word FROM term WHERE id IN (SELECT rowid FROM term_fts WHERE term_fts MATCH ?)",
-            arguments: [quoted(piece)])
+        let candidates = try known.words(holding: piece, db) {
+            try String.fetchAll(
+                db,
+                sql: "SELECT word FROM term WHERE id IN (SELECT rowid FROM term_fts WHERE term_fts MATCH ?)",
+                arguments: [quoted(piece)])
+        }
         // The trigram index folds case and may offer more: each word is checked here.
         return candidates.filter { word in
             let letters = Array(word.unicodeScalars)
@@ -122,22 +126,24 @@ enum PageWords {
 
     /// The FTS5 expression for pages that may hold every term, `.none` when no page can (a term
     /// has a word no page has), nil when no term can be asked of the index.
-    static func expression(for terms: [String], _ db: Database) throws -> Expression? {
-        guard let parts = try parts(for: terms, db) else { return Expression.none }
+    static func expression(
+        for terms: [String], _ db: Database, known: TermExpressions = TermExpressions()
+    ) throws -> Expression? {
+        guard let parts = try termParts(for: terms, db, known: known)?.map(\.part) else { return Expression.none }
         return parts.isEmpty ? nil : .match(parts.joined(separator: " AND "))
     }
 
     /// Each term's part of the expression (a page must match all of them; terms the index can't
-    /// answer have none), or nil when no page can match.
-    static func parts(for terms: [String], _ db: Database) throws -> [String]? {
-        try termParts(for: terms, db)?.map(\.part)
-    }
-
-    /// `parts(for:)` with the term each part is for.
-    static func termParts(for terms: [String], _ db: Database) throws -> [(term: String, part: String)]? {
+    /// answer have none) with the term it is for, or nil when no page can match. `known`: the
+    /// expressions worked out already in this transaction.
+    static func termParts(
+        for terms: [String], _ db: Database, known: TermExpressions = TermExpressions()
+    ) throws -> [(term: String, part: String)]? {
         var parts = [(term: String, part: String)]()
         for term in terms {
-            switch try expression(for: TermWords(term.unicodeScalars), db) {
+            switch try known.expression(
+                of: term, db, make: { try expression(for: TermWords(term.unicodeScalars), db, known: known) })
+            {
             case .some(.match(let part)): parts.append((term, part))
             case .some(.none): return nil
             case nil: continue
@@ -155,14 +161,14 @@ enum PageWords {
     /// One term: a phrase of its words (FTS5 keeps positions), the last a prefix if the term
     /// ends inside a word, the first standing for the vocabulary's words that end with it (or
     /// hold it, for a one-word term) if the term begins inside a word.
-    private static func expression(for term: TermWords, _ db: Database) throws -> Expression? {
+    private static func expression(for term: TermWords, _ db: Database, known: TermExpressions) throws -> Expression? {
         var words = term.words
         guard !words.isEmpty else { return nil }
         var firsts = [words[0]]
         var expandedAlone = false
         if term.openStart {
             let alone = words.count == 1
-            let expansions = try vocabulary(holding: words[0], suffix: !(alone && term.openEnd), db)
+            let expansions = try vocabulary(holding: words[0], suffix: !(alone && term.openEnd), db, known: known)
             if let expansions, expansions.count <= maxExpansions {
                 if expansions.isEmpty { return Expression.none }
                 firsts = expansions
@@ -220,6 +226,42 @@ enum PageWords {
 
     static func quoted(_ text: String) -> String {
         "\"" + text.replacingAll("\"", with: "\"\"") + "\""
+    }
+}
+
+/// The index's expressions of terms worked out in one transaction, and the vocabulary's words
+/// holding pieces of them: a search asks for those of the same terms for its tiers (a phrase of
+/// its words, then its words) and again for its counts, and each is a look-up in the
+/// vocabulary's trigram index (0.2–0.5 ms for a common word). Forgotten when the transaction
+/// changes anything.
+final class TermExpressions {
+    private var expressions: [String: PageWords.Expression?] = [:]
+    private var holding: [String: [String]] = [:]
+    private var changes = 0
+
+    func expression(
+        of term: String, _ db: Database, make: () throws -> PageWords.Expression?
+    ) rethrows -> PageWords.Expression? {
+        forgetIfChanged(db)
+        if let expression = expressions[term] { return expression }
+        let expression = try make()
+        expressions[term] = expression
+        return expression
+    }
+
+    func words(holding piece: String, _ db: Database, find: () throws -> [String]) rethrows -> [String] {
+        forgetIfChanged(db)
+        if let words = holding[piece] { return words }
+        let words = try find()
+        holding[piece] = words
+        return words
+    }
+
+    private func forgetIfChanged(_ db: Database) {
+        guard db.totalChangesCount != changes else { return }
+        expressions.removeAll()
+        holding.removeAll()
+        changes = db.totalChangesCount
     }
 }
 

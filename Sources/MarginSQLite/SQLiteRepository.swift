@@ -93,6 +93,8 @@ struct SQLiteStore: StoreWriter, TextIndex {
     /// How many pages a search's expression matched, when its candidates were all read (the
     /// count of pages past a search's limit then needs no second pass over the index).
     let candidateCounts = CandidateCounts()
+    /// The index's expressions of the terms searched in this transaction.
+    let termExpressions = TermExpressions()
 
     init(db: Database, insertedWords: InsertedWords? = nil) {
         self.db = db

@@ -254,7 +254,15 @@ extension PostgresStore {
         // "probability distribution" summed and looked up the 1,400 pages holding a piece of
         // both to keep the 770 holding both words: 3.0 ms to count them, 4.5 to rank them).
         let tier = sql.tier(tier, id: "w.page").map { " WHERE " + $0 } ?? ""
-        let having = lookups > 1 ? " HAVING count(DISTINCT e.lookup) = \(lookups)" : ""
+        // A page holding a word of every looked-up term: each term a bit (`count(DISTINCT …)` sorts
+        // each page's words: "probability distribution" counted in 2.7 ms, now 1.3; ranked in
+        // 4.8, now 4.3). A query has at most `QueryLimits.words` terms, fewer than the bits.
+        let having =
+            lookups < 2
+            ? ""
+            : lookups < 63
+                ? " HAVING bit_or(1::int8 << e.lookup::int4) = \((Int64(1) << lookups) - 1)"
+                : " HAVING count(DISTINCT e.lookup) = \(lookups)"
         let found =
             "SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "
             + "\(sql.bind(array: counts))::int8[], \(sql.bind(array: owners))::int8[]) AS e(word, count, lookup) "

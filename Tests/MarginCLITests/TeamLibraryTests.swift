@@ -284,6 +284,22 @@ import Testing
                 #expect(Set(fromWords) == Set(try hits(personal, [:], query + ["--limit", "0"])), "\(query)")
             }
         }
+        // How many pages past the first the words' pieces are on (each page holding a piece of
+        // every term, not of any one): the note's count, the same on both.
+        func more(_ box: Sandbox, _ environment: [String: String], _ query: [String]) throws -> String {
+            let result = try box.margin.run(["search", "--limit", "1"] + query, environment: environment)
+            #expect(result.status == 0, "\(query): \(result)")
+            return result.stderrLines.filter { $0.contains("more") }.joined(separator: "\n")
+        }
+        var counted = 0
+        let pairs = stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
+        for query in pairs + [["the fox"], ["quick brown"]] {
+            let sqlite = try more(personal, [:], query)
+            let postgres = try more(team, onTeam, query)
+            #expect(sqlite == postgres, "\(query): \(sqlite) | \(postgres)")
+            if !sqlite.isEmpty { counted += 1 }
+        }
+        #expect(counted >= 2, "queries of more than one hit")
     }
 }
 

@@ -275,6 +275,24 @@ import Testing
                 "\"suggestions\" : [\n\n  ]"))
     }
 
+    /// Hits are few by how many pages match, not by how many a lower --limit shows: "studied"
+    /// is on 18 pages of Think Stats (as itself and as "studies"), so nothing is suggested under
+    /// --limit 1 (it once was: "did you mean 'studies'?"), though it is for a word on one page.
+    @Test(Prerequisite.needs(Fixtures.corpus != nil, "../shared/corpus is absent"))
+    func aLowLimitDoesNotMakeHitsFew() throws {
+        let corpus = try #require(Fixtures.corpus)
+        let box = Sandbox()
+        try box.ok("add", "-q", corpus + "/real/thinkstats2__thinkstats2.pdf")
+        for limit in ["1", "2", "3", "0"] {
+            let plain = try box.ok("search", "studied", "--limit", limit)
+            #expect(!plain.stderr.contains("did you mean"), "--limit \(limit): \(plain.stderr)")
+            #expect(
+                try suggestions({ try box.ok($0 + ["--limit", limit]) }, "studied").isEmpty, "--limit \(limit)")
+        }
+        #expect(try box.ok("search", "studied", "--limit", "1").stdout.contains("p. "))
+        #expect(try suggestions({ try box.ok($0 + ["--limit", "1"]) }, "statisticz").first == "statistics")
+    }
+
     @Test func editsAreCountedAsReadersMakeThem() {
         func distance(_ a: String, _ b: String, limit: Int = 3) -> Int {
             editDistance(Array(a.unicodeScalars), Array(b.unicodeScalars), limit: limit)

@@ -122,11 +122,12 @@ extension Library {
         if try !options.regex && distinctQueryTerms(query, caseSensitive: options.caseSensitive).isEmpty {
             throw MarginError.emptyQuery(noWords: true)
         }
-        // One hit more than asked for tells whether the limit cut the results short.
+        // One hit more than asked for tells whether the limit cut the results short; with
+        // suggestions, enough to tell whether the hits are few (`fewHits`) under a lower limit.
         var options = options
         options.deadline = options.timeLimit.map { Date().addingTimeInterval($0) }
         let limit = options.limit
-        if limit > 0 { options.limit = limit + 1 }
+        if limit > 0 { options.limit = max(limit + 1, options.suggest && !options.annotations ? fewHits : 0) }
         if options.annotations {
             var hits = try await searchAnnotations(query, options: options)
             let more = limit > 0 && hits.count > limit
@@ -172,13 +173,14 @@ extension Library {
             let (scans, scannedPages) = try store.countAndSum(Book.Fields.textlessPages, scanned)
             var textless = Textless(books: scans, pages: scannedPages)
             if textless.books == 1 { textless.title = try store.first(scanned)?.title }
+            let found = hits.count
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
             try labelPages(&hits, store)
             var results = SearchResults(hits: hits, textless: textless, more: more)
             if options.listUnindexed { results.unindexed = try store.fetch(Self.unindexed) }
-            if options.suggest, !options.regex, hits.count < fewHits {
-                results.suggestions = try suggestedQueries(for: query, found: hits.count, options: options, store)
+            if options.suggest, !options.regex, found < fewHits {
+                results.suggestions = try suggestedQueries(for: query, found: found, options: options, store)
             }
             let indexTerms = options.regex ? [] : try distinctQueryTerms(query).map(foldedTerm).map(scalarString)
             let cap = limit + max(1, options.countUpTo)

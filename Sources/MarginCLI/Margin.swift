@@ -78,7 +78,12 @@ public struct Margin: AsyncParsableCommand {
                 let negative = arguments[index]
                 let option = index > 0 && arguments[index - 1].hasPrefix("--") ? arguments[index - 1] : nil
                 if let option {
-                    Console.error("error: \(option) takes a number of at least 1, not \(negative)")
+                    // Most counts start at 1; these take 0 too (every hit or book, none skipped,
+                    // any free port).
+                    let fromZero =
+                        ["--offset", "--port"] + (["search", "list"].contains(arguments[0]) ? ["--limit"] : [])
+                    let least = fromZero.contains(option) ? 0 : 1
+                    Console.error("error: \(option) takes a number of at least \(least), not \(negative)")
                 } else {
                     Console.error("error: \(negative) is not a valid number here: pages, ids and counts start at 1")
                 }

@@ -49,6 +49,15 @@ import Testing
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         let negative = try box.fails("render", "1", "--page", "1", "--dpi", "-5")
         #expect(negative.stderr.contains("--dpi takes a number of at least 1, not -5"), "\(negative)")
+        // --limit 0 is every hit (or book): the least a search's or a list's limit takes is 0.
+        for (arguments, least) in [
+            (["search", "sample", "--limit", "-1"], 0), (["list", "--limit", "-2"], 0),
+            (["recent", "--limit", "-1"], 1),
+        ] {
+            let refused = try box.fails(arguments)
+            let said = "error: --limit takes a number of at least \(least), not \(arguments[arguments.count - 1])"
+            #expect(refused.stderrLines == [said], "\(arguments): \(refused.stderr)")
+        }
         let tiny = try box.fails("render", "1", "--page", "1", "--dpi", "0.0000001", "-o", box.folder.path + "/p.png")
         #expect(tiny.stderr.contains("--dpi must be at least 1"), "\(tiny)")
         let dash = try box.fails("search", "-alpha")

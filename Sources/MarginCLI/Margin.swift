@@ -78,12 +78,17 @@ public struct Margin: AsyncParsableCommand {
                 let negative = arguments[index]
                 let option = index > 0 && arguments[index - 1].hasPrefix("--") ? arguments[index - 1] : nil
                 if let option {
-                    // Most counts start at 1; these take 0 too (every hit or book, none skipped,
-                    // any free port).
-                    let fromZero =
-                        ["--offset", "--port"] + (["search", "list"].contains(arguments[0]) ? ["--limit"] : [])
-                    let least = fromZero.contains(option) ? 0 : 1
-                    Console.error("error: \(option) takes a number of at least \(least), not \(negative)")
+                    // Joined to its option ("--limit=-1") the number parses, and the command's
+                    // own validation says what the option takes ("--limit must be 0 (all) or
+                    // more"); an option no validation bounds is told the usual least.
+                    var joined = arguments
+                    joined.replaceSubrange(index - 1...index, with: [option + "=" + negative])
+                    do {
+                        _ = try parseAsRoot(joined)
+                    } catch {
+                        exit(reporting: error)
+                    }
+                    Console.error("error: \(option) takes a number of at least 1, not \(negative)")
                 } else {
                     Console.error("error: \(negative) is not a valid number here: pages, ids and counts start at 1")
                 }

@@ -48,16 +48,22 @@ import Testing
         let box = Sandbox()
         try box.ok("add", Fixtures.pdf("sample.pdf"))
         let negative = try box.fails("render", "1", "--page", "1", "--dpi", "-5")
-        #expect(negative.stderr.contains("--dpi takes a number of at least 1, not -5"), "\(negative)")
-        // --limit 0 is every hit (or book): the least a search's or a list's limit takes is 0.
-        for (arguments, least) in [
-            (["search", "sample", "--limit", "-1"], 0), (["list", "--limit", "-2"], 0),
-            (["recent", "--limit", "-1"], 1),
+        #expect(negative.stderr.contains("error: --dpi must be at least 1, not -5"), "\(negative)")
+        // Each option's own rule, as its command states it: --limit 0 is every hit (or book),
+        // so a search's or a list's limit takes 0, recent's not.
+        for (arguments, said) in [
+            (["search", "sample", "--limit", "-1"], "--limit must be 0 (all) or more"),
+            (["list", "--limit", "-2"], "--limit must be 0 or more"),
+            (["list", "--offset", "-2"], "--offset must be 0 or more"),
+            (["recent", "--limit", "-1"], "--limit must be at least 1"),
         ] {
             let refused = try box.fails(arguments)
-            let said = "error: --limit takes a number of at least \(least), not \(arguments[arguments.count - 1])"
-            #expect(refused.stderrLines == [said], "\(arguments): \(refused.stderr)")
+            #expect(refused.stderrLines.first == "error: " + said, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderrLines.count(where: { $0.hasPrefix("error:") }) == 1, "\(refused.stderr)")
         }
+        // An option no validation bounds: the usual least.
+        let page = try box.fails("render", "1", "--page", "-2")
+        #expect(page.stderrLines == ["error: --page takes a number of at least 1, not -2"], "\(page.stderr)")
         let tiny = try box.fails("render", "1", "--page", "1", "--dpi", "0.0000001", "-o", box.folder.path + "/p.png")
         #expect(tiny.stderr.contains("--dpi must be at least 1"), "\(tiny)")
         let dash = try box.fails("search", "-alpha")

@@ -272,6 +272,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                 if migration.name == "v13-language" { try detectLanguages() }
                 if migration.name == "v14-cjk" { try indexPairs() }
                 if migration.name == "v15-kana" { try composeKana() }
+                if migration.name == "v16-word-pairs" { try pairWords() }
                 var binds = PostgresBindings()
                 binds.append(migration.name)
                 try run("INSERT INTO margin.migrations (name) VALUES ($1)", binds)
@@ -303,7 +304,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     /// every page holding a scalar past ASCII are worked out again.
     private func indexPairs() throws {
         let pairs = PostgresWordClasses.bracket(isBigramScalar)
-        let separators = PostgresWordClasses.bracket { !isIndexWordScalar($0) || isBigramScalar($0) }
+        let separators = PostgresWordClasses.separators
         try run(
             """
             CREATE OR REPLACE FUNCTION margin.page_words(norm text) RETURNS TABLE (word text, count integer)
@@ -349,6 +350,38 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                 try run("UPDATE margin.\(table) SET norm = $1 WHERE id = $2", binds)
             }
         }
+    }
+
+    /// v16's work (see `PostgresMigrations`): `page_pairs` splits a page's folded text where
+    /// `page_words` does and hashes each two words side by side (`word_pair`); the trigger
+    /// `pair_page` sets a page's pairs from its text as the row is written (a writer's own are
+    /// replaced: an update of the text or the pairs makes them again); every page's are made
+    /// first, and indexed.
+    private func pairWords() throws {
+        try run(
+            """
+            CREATE FUNCTION margin.page_pairs(norm text) RETURNS integer[] LANGUAGE sql IMMUTABLE PARALLEL SAFE
+                AS $$ SELECT coalesce(array_agg(DISTINCT margin.word_pair(w, next)), '{}') FROM (
+                    SELECT w, lead(w) OVER (ORDER BY i) AS next
+                    FROM regexp_split_to_table(norm, '\(PostgresWordClasses.separators)+') WITH ORDINALITY AS t(w, i)
+                    WHERE w <> '') AS x WHERE next IS NOT NULL $$
+            """)
+        try run(
+            """
+            CREATE FUNCTION margin.pair_page() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'UPDATE' AND NEW.norm IS NOT DISTINCT FROM OLD.norm
+                    AND NEW.pairs IS NOT DISTINCT FROM OLD.pairs THEN RETURN NEW; END IF;
+                NEW.pairs := margin.page_pairs(NEW.norm);
+                RETURN NEW;
+            END $$
+            """)
+        try run("UPDATE margin.page SET pairs = margin.page_pairs(norm)")
+        try run(
+            "CREATE TRIGGER page_pairs BEFORE INSERT OR UPDATE OF norm, pairs ON margin.page "
+                + "FOR EACH ROW EXECUTE FUNCTION margin.pair_page()")
+        try run("CREATE INDEX page_pairs ON margin.page USING gin (pairs)")
+        try run("ANALYZE margin.page")
     }
 
     /// v15's work (see `PostgresMigrations`): text holding a voicing mark written apart folded

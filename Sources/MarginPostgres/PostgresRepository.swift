@@ -814,17 +814,29 @@ struct SQLBuilder {
     }
 
     /// Whether a page's folded text holds a phrase whose pages its words find (`phraseWords`):
-    /// a page holding a word of each group, its text checked (`strpos`). The pages' ids are one
-    /// array made first (the statement's init plans, as are each edge's words), so the planner
-    /// looks each page up by its id rather than, misjudging how many there are, reading the
-    /// whole table.
-    mutating func holds(_ phrase: String, groups: [PhraseGroup]) -> String {
-        let pages = groups.map { group in
-            guard let pattern = group.pattern else {
+    /// a page holding each of its pairs of words side by side (`pairs`: any of the pairs of
+    /// words the two groups stand for, hashed as the page's are, `word_pair`), or without pairs
+    /// a word of each group, its text checked (`strpos`). The pairs and the pages' ids are made
+    /// first (the statement's init plans, as are each edge's words), so the planner looks the
+    /// pages up by the pairs' index or their ids rather than, misjudging how many there are,
+    /// reading the whole table.
+    mutating func holds(_ phrase: String, words: PhraseWords) -> String {
+        func listed(_ group: PhraseGroup) -> String {
+            guard let pattern = group.pattern else { return "SELECT \(bind(.text(group.word)))::text AS word" }
+            return "SELECT word FROM word WHERE word LIKE \(bind(.text(pattern)))"
+        }
+        guard words.pairs.isEmpty else {
+            let pairs = words.pairs.map { pair in
+                "pairs && (SELECT array(SELECT word_pair(a.word, b.word) FROM (\(listed(pair.first))) AS a, "
+                    + "(\(listed(pair.second))) AS b))"
+            }
+            return pairs.joined(separator: " AND ") + " AND " + holdsFound(phrase, column: "norm")
+        }
+        let pages = words.groups.map { group in
+            guard group.pattern != nil else {
                 return "SELECT page FROM page_word WHERE word = \(bind(.text(group.word)))"
             }
-            return "SELECT page FROM page_word WHERE word = ANY((SELECT array(SELECT word FROM word "
-                + "WHERE word LIKE \(bind(.text(pattern)))))::text[])"
+            return "SELECT page FROM page_word WHERE word = ANY((SELECT array(\(listed(group))))::text[])"
         }
         return "id = ANY((SELECT array(\(pages.joined(separator: " INTERSECT "))))::int8[]) AND "
             + holdsFound(phrase, column: "norm")
@@ -833,13 +845,13 @@ struct SQLBuilder {
     /// Pages (or annotations) whose folded text holds every term, of one book or all, of the tier
     /// `words` names; pages holding a phrase of `phrases` found by its words.
     mutating func contains(
-        _ terms: [String], books: [Int64]?, words: WordTier = .any, phrases: [String: [PhraseGroup]] = [:]
+        _ terms: [String], books: [Int64]?, words: WordTier = .any, phrases: [String: PhraseWords] = [:]
     ) -> String {
         // A term a group of the tier's words implies (`WordTier.groupImplying`; PostgreSQL's
         // page words are pieces of the folded text too, `page_words`) is on every page of the
         // tier, unread. ("the" as a word: no reading of 2,001 pages' text to find its pages.)
         var parts = terms.filter { words.groupImplying($0) == nil }.map { term in
-            phrases[term].map { holds(term, groups: $0) } ?? holds(term, column: "norm")
+            phrases[term].map { holds(term, words: $0) } ?? holds(term, column: "norm")
         }
         if let books { parts.append("\"bookId\" = ANY(\(bind(array: books)))") }
         if let tier = tier(words, id: "id") { parts.append(tier) }
@@ -941,7 +953,7 @@ final class PageStatistics: @unchecked Sendable {
     private let lock = NSLock()
     private var known: (pages: Double, average: Double, at: Date)?
     private var weights = [String: (value: Double, at: Date)]()
-    private var narrowing = [String: (value: [Int], at: Date)]()
+    private var narrowing = [String: (value: PhraseNarrowing, at: Date)]()
     /// Terms (and phrases) whose weights (and narrowing groups) are kept.
     static let keptWeights = 1_000
 
@@ -950,10 +962,11 @@ final class PageStatistics: @unchecked Sendable {
         try withinTheMinute(\.weights, term, compute)
     }
 
-    /// Which of a phrase's groups of words narrow its pages enough (`PostgresStore.phraseWords`),
-    /// as worked out within the minute: what changes with the library is how fast the phrase is
-    /// found, never what is found (each group's words are looked up by the statement using it).
-    func narrowing(of phrase: String, _ compute: () throws -> [Int]) throws -> [Int] {
+    /// Which of a phrase's groups of words narrow its pages enough, and how many words each
+    /// stands for (`PostgresStore.phraseWords`), as worked out within the minute: what changes
+    /// with the library is how fast the phrase is found, never what is found (each group's
+    /// words, and each pair's, are looked up by the statement using them).
+    func narrowing(of phrase: String, _ compute: () throws -> PhraseNarrowing) throws -> PhraseNarrowing {
         try withinTheMinute(\.narrowing, phrase, compute)
     }
 

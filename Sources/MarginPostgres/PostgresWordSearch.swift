@@ -120,38 +120,70 @@ extension PostgresStore {
     /// pay for reading them.
     static let phraseGroupRows = 4_000
 
+    /// Whether a phrase's pages are those holding its words' pairs (`pairs`, schema v16), unless
+    /// `MARGIN_PLAIN` names `phrase-pairs` (a word of each group, then).
+    static let findsPhrasesByPairs = FastPaths.isOn("phrase-pairs")
+
+    /// A pair of a phrase's words is looked up as every pair of the words its two groups stand
+    /// for (an edge's: the vocabulary's words ending or starting with it); past this many, the
+    /// pair is left out.
+    static let pairsLookedUp = 100
+
     /// The phrases among `terms` whose pages their words find, each with its groups of words: a
     /// page holding the phrase holds a word of each group. pg_trgm takes the trigrams of a
     /// pattern's words, none across two, so the text's trigram index finds every page holding a
     /// phrase's words anywhere ("probability distribution": 742 pages read for 13, 8.5–11 ms);
     /// its words find the pages holding them as words (709, their text checked by `strpos`:
-    /// 3.2–3.5 ms). A phrase's words within it are whole words of the page, each a group of its
+    /// 3.2–3.5 ms), and the pairs of its words side by side the pages holding those (20 for 13:
+    /// 1.2 ms). A phrase's words within it are whole words of the page, each a group of its
     /// own; where the phrase begins inside a word (`TermWords.openStart`) its first word's group
     /// is the vocabulary's words ending with it, where it ends inside one its last word's the
     /// words starting with it (an edge of fewer than three letters, which the vocabulary's
-    /// trigram index can't find, is no group). A group on too many pages is left out
-    /// (`phraseGroupRows`: "of the" and "with the" are on most pages either way, and the words'
-    /// pages would be read on top of the text's); which groups are, is asked once a minute
+    /// trigram index can't find, is no group, and in no pair). A group on too many pages is left
+    /// out (`phraseGroupRows`: "of the" and "with the" are on most pages either way, and the
+    /// words' pages would be read on top of the text's), as is a pair standing for too many
+    /// (`pairsLookedUp`); which groups and pairs are, is asked once a minute
     /// (`PageStatistics.narrowing`). A phrase left no group, or any of Chinese or Japanese
     /// letters, is found by the trigram index.
-    func phraseWords(_ terms: [String]) throws -> [String: [PhraseGroup]] {
+    func phraseWords(_ terms: [String]) throws -> [String: PhraseWords] {
         guard Self.findsPhrasesByWords else { return [:] }
-        var found = [String: [PhraseGroup]]()
+        var found = [String: PhraseWords]()
         for term in terms {
             let phrase = TermWords(term.unicodeScalars)
             guard phrase.words.count > 1, phrase.words.allSatisfy(isOneIndexWord) else { continue }
-            let groups = PhraseGroup.groups(of: phrase)
+            let places = PhraseGroup.places(of: phrase)
+            let groups = places.compactMap { $0 }
             guard !groups.isEmpty else { continue }
             let narrowing = try statistics.narrowing(of: term) { try narrowingGroups(groups) }
-            if !narrowing.isEmpty { found[term] = narrowing.map { groups[$0] } }
+            // Each place's group, by its index among the groups.
+            var group = [Int?]()
+            var next = 0
+            for place in places {
+                group.append(place == nil ? nil : next)
+                if place != nil { next += 1 }
+            }
+            var pairs = [PhrasePair]()
+            if Self.findsPhrasesByPairs {
+                for place in places.indices.dropLast() {
+                    guard let first = group[place], let second = group[place + 1],
+                        let firstWords = narrowing.words[first], let secondWords = narrowing.words[second],
+                        firstWords * secondWords <= Self.pairsLookedUp
+                    else { continue }
+                    pairs.append(PhrasePair(first: groups[first], second: groups[second]))
+                }
+            }
+            if !pairs.isEmpty || !narrowing.groups.isEmpty {
+                found[term] = PhraseWords(groups: narrowing.groups.map { groups[$0] }, pairs: pairs)
+            }
         }
         return found
     }
 
     /// The groups (their places) held by few enough rows of `page_word` (`phraseGroupRows`), and
-    /// an edge's by few enough words (`countedInWords`): each counted up to its limit, in one
-    /// statement. A group of no word narrows the phrase's pages to none.
-    private func narrowingGroups(_ groups: [PhraseGroup]) throws -> [Int] {
+    /// an edge's by few enough words (`countedInWords`), and how many words each group of so few
+    /// stands for: each counted up to its limit, in one statement. A group of no word narrows
+    /// the phrase's pages to none.
+    private func narrowingGroups(_ groups: [PhraseGroup]) throws -> PhraseNarrowing {
         var sql = SQLBuilder(table: "word")
         let words = groups.enumerated().map { index, group in
             guard let pattern = group.pattern else {
@@ -165,11 +197,20 @@ extension PostgresStore {
                 + "(SELECT count(*) FROM (SELECT 1 FROM page_word WHERE word = ANY(array_agg(w.word)) "
                 + "LIMIT \(Self.phraseGroupRows + 1)) AS held) FROM w GROUP BY g", sql.binds
         ).rows.map { try $0.decode((Int32, Int64, Int64).self) }
+        var narrowing = PhraseNarrowing()
         var broad = Set<Int>()
-        for (group, words, held) in rows where words > Self.countedInWords || held > Self.phraseGroupRows {
-            broad.insert(Int(group))
+        // A group no row names stands for no word (its pattern matched none).
+        for index in groups.indices { narrowing.words[index] = 0 }
+        for (group, words, held) in rows {
+            if words > Self.countedInWords {
+                narrowing.words[Int(group)] = nil
+            } else {
+                narrowing.words[Int(group)] = Int(words)
+            }
+            if words > Self.countedInWords || held > Self.phraseGroupRows { broad.insert(Int(group)) }
         }
-        return groups.indices.filter { !broad.contains($0) }
+        narrowing.groups = groups.indices.filter { !broad.contains($0) }
+        return narrowing
     }
 
     /// Whether a tier of page words is counted and ranked in one statement (unless `MARGIN_PLAIN`
@@ -284,6 +325,10 @@ extension PostgresStore {
 /// (`isIndexWordScalar`, `isBigramScalar`), so the database splits text into words where Swift
 /// does, whatever the server's locale.
 enum PostgresWordClasses {
+    /// The scalars words are split at (`page_words`, `page_pairs`): none of a word's
+    /// (`isIndexWordScalar`), and Chinese and Japanese letters (held as pairs of their own).
+    static var separators: String { bracket { !isIndexWordScalar($0) || isBigramScalar($0) } }
+
     /// A bracket expression matching the scalars `holds` is true of: ranges of code points,
     /// each end written `\Uxxxxxxxx` (surrogates, never in text, join the ranges around them).
     static func bracket(_ holds: (Unicode.Scalar) -> Bool) -> String {
@@ -343,10 +388,10 @@ struct PhraseGroup: Hashable, Sendable {
     var word: String
     var pattern: String?
 
-    /// The groups of a phrase's words, in order: every word within it, and each edge word of
-    /// three letters or more (the vocabulary's trigram index finds those).
-    static func groups(of phrase: TermWords) -> [PhraseGroup] {
-        phrase.words.enumerated().compactMap { index, word in
+    /// The group of each of a phrase's words, in order: every word within it, and each edge word
+    /// of three letters or more (the vocabulary's trigram index finds those; nil for a shorter).
+    static func places(of phrase: TermWords) -> [PhraseGroup?] {
+        phrase.words.enumerated().map { index, word in
             let endsOne = index == 0 && phrase.openStart
             let startsOne = index == phrase.words.count - 1 && phrase.openEnd
             guard endsOne || startsOne else { return PhraseGroup(word: word) }
@@ -354,4 +399,24 @@ struct PhraseGroup: Hashable, Sendable {
             return PhraseGroup(word: word, pattern: (endsOne ? "%" : "") + likeEscaped(word) + (startsOne ? "%" : ""))
         }
     }
+}
+
+/// Two of a phrase's words side by side, as the page words find them (`PostgresStore.phraseWords`).
+struct PhrasePair: Hashable, Sendable {
+    var first: PhraseGroup
+    var second: PhraseGroup
+}
+
+/// How a phrase's pages are found from its words: those holding each of its pairs side by side
+/// (`pairs`) when it has any, else a word of each group.
+struct PhraseWords: Hashable, Sendable {
+    var groups: [PhraseGroup]
+    var pairs: [PhrasePair]
+}
+
+/// Which of a phrase's groups narrow its pages enough (their indices), and how many words each
+/// group of at most `PostgresStore.countedInWords` stands for (by index).
+struct PhraseNarrowing: Sendable {
+    var groups = [Int]()
+    var words = [Int: Int]()
 }

@@ -200,7 +200,78 @@ import Testing
                 differing.isEmpty,
                 "\(differing.prefix(20).map { ($0.unicodeScalars.map { String($0.value, radix: 16) }, database[$0], swift[$0]) })"
             )
+            // A page's pairs (`margin.page_pairs`, v16) are those of the words Swift splits a
+            // phrase into, side by side (Chinese and Japanese letters split them as well).
+            var words = [String]()
+            var word = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars {
+                if isIndexWordScalar(scalar) && !isBigramScalar(scalar) {
+                    word.append(scalar)
+                } else if !word.isEmpty {
+                    words.append(String(word))
+                    word = String.UnicodeScalarView()
+                }
+            }
+            if !word.isEmpty { words.append(String(word)) }
+            let pairs = zip(words, words.dropFirst()).map { "\($0) \($1)" }.joined(separator: "\n")
+            #expect(!pairs.isEmpty)
+            let encodedPairs = Data(pairs.utf8).base64EncodedString()
+            let same = try TestCluster.psqlFile(
+                url,
+                """
+                SELECT (SELECT array_agg(h ORDER BY h) FROM unnest(margin.page_pairs(convert_from(decode('\(encoded)', 'base64'), 'UTF8'))) h)
+                    = (SELECT array_agg(h ORDER BY h) FROM (SELECT DISTINCT margin.word_pair(split_part(l, ' ', 1), split_part(l, ' ', 2)) AS h
+                        FROM regexp_split_to_table(convert_from(decode('\(encodedPairs)', 'base64'), 'UTF8'), '\\n') l) AS x)
+                """)
+            #expect(same.trimmingCharacters(in: .whitespacesAndNewlines) == "t")
         }
+    }
+
+    /// A phrase's pages are found by the pairs of its words side by side (v16), which the
+    /// database makes from a page's text whatever a writer sends: with a page's pairs emptied
+    /// behind the trigger's back (as only the cluster's superuser can), the phrase is not found
+    /// on it, where the words' groups (`MARGIN_PLAIN=phrase-pairs`) and the text still find it;
+    /// pairs written by hand are made again from the text, and a page's new text brings its own.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func phrasesAreFoundByPairsTheDatabaseMakes() throws {
+        let url = try TestCluster.freshDatabase()
+        let box = Sandbox()
+        let team = ["MARGIN_LIBRARY": url]
+        #expect(try box.margin.run(["add", "-q", Fixtures.pdf("sample.pdf")], environment: team).status == 0)
+        func pages(_ query: String, _ environment: [String: String] = [:]) throws -> [Int] {
+            let result = try box.margin.run(
+                ["search", query, "--json"], environment: team.merging(environment) { $1 })
+            #expect(result.status == 0, "\(query): \(result)")
+            return try #require(try result.json() as? [[String: Any]]).compactMap { $0["page"] as? Int }
+        }
+        let groups = ["MARGIN_PLAIN": "phrase-pairs"]
+        let text = ["MARGIN_PLAIN": "page-words,phrase-words"]
+        let found = try pages("\"inverted index\"")
+        #expect(!found.isEmpty)
+        #expect(try pages("\"inverted index\"", groups) == found)
+        #expect(try pages("\"inverted index\"", text) == found)
+        #expect(try pages("\"nverted inde\"") == found, "edges inside words")
+        #expect(
+            try TestCluster.psql(url, "SELECT count(*) FROM margin.page WHERE pairs IS NULL OR pairs = '{}'") == "0")
+
+        try TestCluster.psql(
+            url,
+            "ALTER TABLE margin.page DISABLE TRIGGER page_pairs; UPDATE margin.page SET pairs = '{}'; "
+                + "ALTER TABLE margin.page ENABLE TRIGGER page_pairs")
+        #expect(try pages("\"inverted index\"").isEmpty, "the pairs are what finds a phrase's pages")
+        #expect(try pages("\"inverted index\"", groups) == found)
+        #expect(try pages("\"inverted index\"", text) == found)
+
+        try TestCluster.psql(url, "UPDATE margin.page SET pairs = '{1,2,3}'")
+        #expect(try pages("\"inverted index\"") == found, "pairs written are made again from the text")
+        try TestCluster.psql(
+            url,
+            "UPDATE margin.page SET norm = norm || ' quokka marmalade', text = text || ' Quokka marmalade' "
+                + "WHERE number = 1")
+        #expect(try pages("\"quokka marmalade\"") == [1])
+        #expect(try pages("\"marmalade quokka\"").isEmpty)
+        #expect(try pages("\"marmalade quokka\"", text).isEmpty)
     }
 
     static let files = [
@@ -273,6 +344,8 @@ import Testing
             chosen.map { [$0] } + stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
             + phrases.map { [$0] } + phrases.prefix(4).enumerated().map { [$1 + " " + chosen[$0]] }
         let textSearch = onTeam.merging(["MARGIN_PLAIN": "page-words,phrase-words"]) { $1 }
+        // Phrases by a word of each group, not by their words' pairs.
+        let groupSearch = onTeam.merging(["MARGIN_PLAIN": "phrase-pairs"]) { $1 }
         // And with each read's BEGIN and COMMIT waited for, no reads sent ahead, and a tier's
         // pages counted before they are ranked (the switches of those fast paths).
         let awaited = onTeam.merging(["MARGIN_PLAIN": "read-round-trips,send-ahead,count-as-ranks"]) { $1 }
@@ -280,6 +353,9 @@ import Testing
             let fromWords = try hits(team, onTeam, query + ["--limit", "0"])
             #expect(fromWords == (try hits(team, textSearch, query + ["--limit", "0"])), "\(query)")
             #expect(fromWords == (try hits(team, awaited, query + ["--limit", "0"])), "\(query)")
+            if query.contains(where: { $0.contains(" ") }) {
+                #expect(fromWords == (try hits(team, groupSearch, query + ["--limit", "0"])), "\(query)")
+            }
             if !query.contains("--regex") {
                 #expect(Set(fromWords) == Set(try hits(personal, [:], query + ["--limit", "0"])), "\(query)")
             }
@@ -360,6 +436,10 @@ import Testing
         #expect(try #require(try json("recent") as? [Any]).count == 2, "the openings are the upgrading role's")
         let hits = try #require(try json("search", "inverted index") as? [[String: Any]])
         #expect(hits.filter { $0["book"] as? Int == 1 }.map { $0["page"] as? Int } == [2])
+        // From v16 a phrase's pages are found by the pairs of its words: every page's made.
+        let phrase = try #require(try json("search", "\"inverted index\"") as? [[String: Any]])
+        #expect(phrase.filter { $0["book"] as? Int == 1 }.map { $0["page"] as? Int } == [2])
+        #expect(try TestCluster.psql(url, "SELECT count(*) FROM margin.page WHERE pairs IS NULL") == "0")
         // From v9 a scanned book, its page read by OCR: found by its words.
         #expect(hits.count == (counts["recognizedPages"] ?? 0) + 1, "\(hits)")
         let rendered = box.folder.path + "/p1.png"

@@ -348,8 +348,9 @@ import Testing
             chosen.map { [$0] } + stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
             + phrases.map { [$0] } + phrases.prefix(4).enumerated().map { [$1 + " " + chosen[$0]] }
         let textSearch = onTeam.merging(["MARGIN_PLAIN": "page-words,phrase-words"]) { $1 }
-        // Phrases by a word of each group, not by their words' pairs.
-        let groupSearch = onTeam.merging(["MARGIN_PLAIN": "phrase-pairs"]) { $1 }
+        // Phrases by a word of each group, not by their words' pairs; a tier of words found apart
+        // from the other pages holding the terms, which are counted apart.
+        let groupSearch = onTeam.merging(["MARGIN_PLAIN": "phrase-pairs,flagged-tiers"]) { $1 }
         // And with each read's BEGIN and COMMIT waited for, no reads sent ahead, and a tier's
         // pages counted before they are ranked (the switches of those fast paths).
         let awaited = onTeam.merging(["MARGIN_PLAIN": "read-round-trips,send-ahead,count-as-ranks"]) { $1 }
@@ -373,13 +374,28 @@ import Testing
         }
         var counted = 0
         let pairs = stride(from: 0, to: 12, by: 2).map { [chosen[$0] + " " + chosen[$0 + 1]] }
-        for query in pairs + [["the fox"], ["quick brown"]] {
+        // ("reader page": 3 pages hold "reader" as a word, 8 a word holding it; a tier of the
+        // words as words counted with all the pages holding them.)
+        for query in pairs + [["the fox"], ["quick brown"], ["reader page"], ["page document"]] {
             let sqlite = try more(personal, [:], query)
             let postgres = try more(team, onTeam, query)
             #expect(sqlite == postgres, "\(query): \(sqlite) | \(postgres)")
+            #expect(try more(team, groupSearch, query) == postgres, "\(query)")
             if !sqlite.isEmpty { counted += 1 }
         }
         #expect(counted >= 2, "queries of more than one hit")
+        // Without stems (books in a language Snowball has none for), the count past the limit is
+        // the words tier's statement's own count of every page holding the terms.
+        for book in 1...Self.files.count {
+            try personal.ok("edit", "\(book)", "--lang", "ja", "-q")
+            #expect(try team.margin.run(["edit", "\(book)", "--lang", "ja", "-q"], environment: onTeam).status == 0)
+        }
+        for query in [["reader page"], ["page document"]] {
+            let sqlite = try more(personal, [:], query)
+            #expect(sqlite.contains(" more page"), "\(query): \(sqlite)")
+            #expect(try more(team, onTeam, query) == sqlite, "\(query)")
+            #expect(try more(team, groupSearch, query) == sqlite, "\(query)")
+        }
     }
 }
 

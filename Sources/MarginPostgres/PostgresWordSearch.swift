@@ -78,28 +78,36 @@ extension PostgresStore {
         let cap = SearchRanking.rankedPages + 1
         let ranked = terms.indices.filter { Self.isRanked(terms[$0]) }
         if Self.countsAsRanks, !ranked.isEmpty, !found.contains(where: { $0.lookedUp && $0.words.isEmpty }) {
-            if let flagged = try flaggedTier(
-                found, terms: terms, ranked: ranked, books: books, words: words, visit: visit)
-            {
-                return flagged
-            }
+            let flagging = flaggedGroups(found, books: books, words: words)
             var sql = SQLBuilder(table: "page_word")
-            let score = try rankScore(found, terms: terms, ranked: ranked, books: books, words: words, &sql)
-            // With conditions on the pages' rows (their book, their text), those are counted.
+            let score = try rankScore(
+                found, terms: terms, ranked: ranked, books: books, words: words, flagging: flagging, &sql)
+            // With conditions on the pages' rows (their book, their text), those are counted;
+            // with the tier's groups flagged, its pages and all of them.
             let counted = score.conditions ? "found \(score.pages)" : "found"
+            let tier = flagging.map { "found.tier = \((Int64(1) << $0.count) - 1)" }
+            let counts =
+                tier.map { "count(*) FILTER (WHERE \($0)) AS n, count(*) AS every" }
+                ?? "count(*) AS n, NULL::int8 AS every"
+            let kept = (tier.map { [$0] } ?? []) + ["total.n BETWEEN 2 AND \(SearchRanking.rankedPages)"]
             let rows = try run(
-                "WITH found AS MATERIALIZED (\(score.found)) SELECT total.n, r.id FROM (SELECT count(*) AS n FROM \(counted)) "
-                    + "AS total LEFT JOIN LATERAL (SELECT p.id, \(score.expression) AS score, p.\"bookId\", p.number "
-                    + "FROM found \(score.pages)\(score.conditions ? " AND" : " WHERE") total.n BETWEEN 2 AND \(SearchRanking.rankedPages)) AS r ON true "
-                    + "ORDER BY r.score DESC, r.\"bookId\", r.number", score.binds
-            ).rows.map { try $0.decode((Int64, Int64?).self) }
+                "WITH found AS MATERIALIZED (\(score.found)) SELECT total.n, total.every, r.id FROM (SELECT \(counts) "
+                    + "FROM \(counted)) AS total LEFT JOIN LATERAL (SELECT p.id, \(score.expression) AS score, p.\"bookId\", "
+                    + "p.number FROM found \(score.pages)\(score.conditions ? " AND " : " WHERE ")"
+                    + "\(kept.joined(separator: " AND "))) AS r ON true ORDER BY r.score DESC, r.\"bookId\", r.number",
+                score.binds
+            ).rows.map { try $0.decode((Int64, Int64?, Int64?).self) }
             let matches = Int(min(rows.first?.0 ?? 0, Int64(cap)))
             self.counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
+            if let every = rows.first?.1 {
+                // Every page holding the terms, counted whole: the search's count past its limit.
+                self.counted.record(terms: countKey(terms, .any), books: books, count: Int(every), cap: Int.max)
+            }
             guard matches > 0 else { return }
             guard matches <= SearchRanking.rankedPages, matches > 1 else {
                 return try pagesInOrder(terms, books: books, words: words, visit: visit)
             }
-            return try visitPages(rows.compactMap(\.1), visit: visit)
+            return try visitPages(rows.compactMap(\.2), visit: visit)
         }
         let matches = try countPages(found, terms: terms, books: books, words: words, cap: cap)
         counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
@@ -117,45 +125,22 @@ extension PostgresStore {
     }
 
     /// Whether a tier the terms' own words tell is counted with the pages holding the terms
-    /// (`flaggedTier`), unless `MARGIN_PLAIN` names `flagged-tiers`.
+    /// (`flaggedGroups`), unless `MARGIN_PLAIN` names `flagged-tiers`.
     static let flagsTiers = FastPaths.isOn("flagged-tiers")
 
-    /// A tier of words the terms' own words hold (every word of its groups among those looked
-    /// up), without conditions on the pages' rows (a book, a term read in the text): every page
-    /// holding the terms is found once, each with a bit for each group a word of it holds
-    /// (`tier`), so one statement counts the tier's pages and all of them, and ranks the tier's.
-    /// The count of all is kept (`counted`): the search's last statement, counting them to say
-    /// how many more pages match, is not sent ("probability distribution": 1.3 ms, 3.0 under
-    /// load). Nil, and nothing read, for any other tier.
-    private func flaggedTier(
-        _ found: [WordTerm], terms: [String], ranked: [Int], books: [Int64]?, words: WordTier,
-        visit: (PageText) throws -> Bool
-    ) throws -> Void? {
-        let looked = Set(found.flatMap(\.words))
+    /// The groups of a tier of words the terms' own words hold (every word of its groups among
+    /// those looked up), without conditions on the pages' rows (a book, a term read in the
+    /// text): every page holding the terms is found once, each with a bit for each group a word
+    /// of it holds (`tier`), so one statement counts the tier's pages and all of them, and ranks
+    /// the tier's. The count of all is kept (`counted`): the search's last statement, counting
+    /// them to say how many more pages match, is not sent ("probability distribution": 1.3 ms,
+    /// 3.0 under load). Nil for any other tier (filtered by its words, as before).
+    private func flaggedGroups(_ found: [WordTerm], books: [Int64]?, words: WordTier) -> [[String]]? {
         guard Self.flagsTiers, books == nil, found.allSatisfy(\.lookedUp), words.notHolding.isEmpty,
-            !words.holding.isEmpty, words.holding.count < 63,
-            words.holding.allSatisfy({ !$0.isEmpty && $0.allSatisfy(looked.contains) })
+            !words.holding.isEmpty, words.holding.count < 63
         else { return nil }
-        let cap = SearchRanking.rankedPages + 1
-        let every = (Int64(1) << words.holding.count) - 1
-        var sql = SQLBuilder(table: "page_word")
-        let score = try rankScore(
-            found, terms: terms, ranked: ranked, books: books, words: words, flagging: words.holding, &sql)
-        let rows = try run(
-            "WITH found AS MATERIALIZED (\(score.found)) SELECT total.n, total.every, r.id FROM (SELECT count(*) "
-                + "FILTER (WHERE tier = \(every)) AS n, count(*) AS every FROM found) AS total LEFT JOIN LATERAL "
-                + "(SELECT p.id, \(score.expression) AS score, p.\"bookId\", p.number FROM found \(score.pages) "
-                + "WHERE found.tier = \(every) AND total.n BETWEEN 2 AND \(SearchRanking.rankedPages)) AS r ON true "
-                + "ORDER BY r.score DESC, r.\"bookId\", r.number", score.binds
-        ).rows.map { try $0.decode((Int64, Int64, Int64?).self) }
-        let matches = Int(min(rows.first?.0 ?? 0, Int64(cap)))
-        counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
-        counted.record(terms: countKey(terms, .any), books: books, count: Int(rows.first?.1 ?? 0), cap: Int.max)
-        guard matches > 0 else { return () }
-        guard matches <= SearchRanking.rankedPages, matches > 1 else {
-            return try pagesInOrder(terms, books: books, words: words, visit: visit)
-        }
-        return try visitPages(rows.compactMap(\.2), visit: visit)
+        let looked = Set(found.flatMap(\.words))
+        return words.holding.allSatisfy({ !$0.isEmpty && $0.allSatisfy(looked.contains) }) ? words.holding : nil
     }
 
     /// Whether a phrase's pages are found from its words (`phraseWords`), unless `MARGIN_PLAIN`
@@ -199,28 +184,20 @@ extension PostgresStore {
             let phrase = TermWords(term.unicodeScalars)
             guard phrase.words.count > 1, phrase.words.allSatisfy(isOneIndexWord) else { continue }
             let places = PhraseGroup.places(of: phrase)
-            let groups = places.compactMap { $0 }
-            guard !groups.isEmpty else { continue }
-            let narrowing = try statistics.narrowing(of: term) { try narrowingGroups(groups) }
-            // Each place's group, by its index among the groups.
-            var group = [Int?]()
-            var next = 0
-            for place in places {
-                group.append(place == nil ? nil : next)
-                if place != nil { next += 1 }
-            }
+            guard places.contains(where: { $0 != nil }) else { continue }
+            let narrowing = try statistics.narrowing(of: term) { try narrowingGroups(places) }
             var pairs = [PhrasePair]()
             if Self.findsPhrasesByPairs {
                 for place in places.indices.dropLast() {
-                    guard let first = group[place], let second = group[place + 1],
-                        let firstWords = narrowing.words[first], let secondWords = narrowing.words[second],
+                    guard let first = places[place], let second = places[place + 1],
+                        let firstWords = narrowing.words[place], let secondWords = narrowing.words[place + 1],
                         firstWords * secondWords <= Self.pairsLookedUp
                     else { continue }
-                    pairs.append(PhrasePair(first: groups[first], second: groups[second]))
+                    pairs.append(PhrasePair(first: first, second: second))
                 }
             }
             if !pairs.isEmpty || !narrowing.groups.isEmpty {
-                found[term] = PhraseWords(groups: narrowing.groups.map { groups[$0] }, pairs: pairs)
+                found[term] = PhraseWords(groups: narrowing.groups.compactMap { places[$0] }, pairs: pairs)
             }
         }
         return found
@@ -230,9 +207,10 @@ extension PostgresStore {
     /// an edge's by few enough words (`countedInWords`), and how many words each group of so few
     /// stands for: each counted up to its limit, in one statement. A group of no word narrows
     /// the phrase's pages to none.
-    private func narrowingGroups(_ groups: [PhraseGroup]) throws -> PhraseNarrowing {
+    private func narrowingGroups(_ places: [PhraseGroup?]) throws -> PhraseNarrowing {
         var sql = SQLBuilder(table: "word")
-        let words = groups.enumerated().map { index, group in
+        let words = places.enumerated().compactMap { index, place -> String? in
+            guard let group = place else { return nil }
             guard let pattern = group.pattern else {
                 return "(SELECT \(index) AS g, \(sql.bind(.text(group.word)))::text AS word)"
             }
@@ -247,16 +225,12 @@ extension PostgresStore {
         var narrowing = PhraseNarrowing()
         var broad = Set<Int>()
         // A group no row names stands for no word (its pattern matched none).
-        for index in groups.indices { narrowing.words[index] = 0 }
+        for index in places.indices where places[index] != nil { narrowing.words[index] = 0 }
         for (group, words, held) in rows {
-            if words > Self.countedInWords {
-                narrowing.words[Int(group)] = nil
-            } else {
-                narrowing.words[Int(group)] = Int(words)
-            }
+            narrowing.words[Int(group)] = words > Self.countedInWords ? nil : Int(words)
             if words > Self.countedInWords || held > Self.phraseGroupRows { broad.insert(Int(group)) }
         }
-        narrowing.groups = groups.indices.filter { !broad.contains($0) }
+        narrowing.groups = places.indices.filter { places[$0] != nil && !broad.contains($0) }
         return narrowing
     }
 
@@ -474,8 +448,8 @@ struct PhraseWords: Hashable, Sendable {
     var pairs: [PhrasePair]
 }
 
-/// Which of a phrase's groups narrow its pages enough (their indices), and how many words each
-/// group of at most `PostgresStore.countedInWords` stands for (by index).
+/// Which of a phrase's groups narrow its pages enough (their places), and how many words each
+/// group of at most `PostgresStore.countedInWords` stands for (by place).
 struct PhraseNarrowing: Sendable {
     var groups = [Int]()
     var words = [Int: Int]()

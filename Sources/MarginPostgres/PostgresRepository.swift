@@ -214,15 +214,23 @@ struct PostgresStore: StoreWriter, TextIndex {
             return StatementAnswer.none
         }
         if let pending = sent.take(statement) { return try session.wait(for: pending) }
-        if !sent.isEmpty, !sql.hasPrefix("SELECT"), !sql.hasPrefix("(SELECT") { sent.drop() }
+        if !sent.isEmpty, !Self.reads(sql) { sent.drop() }
         return try session.run(sql, binds, kinds: kinds)
     }
 
-    func sendAhead(_ reads: (any StoreReader) throws -> Void) throws {
-        guard Self.sendsAhead, !sent.sending else { return }
+    /// Whether a statement of this store only reads: a query, alone or after common table
+    /// expressions (its writes begin with their verb; a search's ranked tier begins `WITH`, and
+    /// reads sent ahead of it wait for it, not again after).
+    static func reads(_ sql: String) -> Bool {
+        sql.hasPrefix("SELECT") || sql.hasPrefix("(SELECT") || sql.hasPrefix("WITH ")
+    }
+
+    @discardableResult func sendAhead(_ reads: (any StoreReader) throws -> Void) throws -> Bool {
+        guard Self.sendsAhead, !sent.sending else { return false }
         sent.sending = true
         defer { sent.sending = false }
         try reads(self)
+        return true
     }
 
     /// The table (or view) a model is read from.
@@ -285,6 +293,24 @@ struct PostgresStore: StoreWriter, TextIndex {
         guard let row = try run(statement, sql.binds, kinds: sql.kinds).rows.first else { return (0, 0) }
         let (count, sum) = try row.decode((Int64, Int64).self)
         return (Int(count), Int(sum))
+    }
+
+    func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
+        var sql = SQLBuilder(table: Book.entity)
+        let searched = books.map { Query<Book>().filter(Book.Fields.id.isIn($0)) } ?? Query<Book>()
+        // One scan of the books: the title of the one scanned book, when there is one, is the
+        // least of theirs.
+        let scanned = "FILTER (WHERE \"textlessPages\" > 0)"
+        let statement =
+            "SELECT count(*) \(scanned), coalesce(sum(\"textlessPages\") \(scanned), 0)::bigint, CASE WHEN "
+            + "count(*) \(scanned) = 1 THEN min(title) \(scanned) END, "
+            + (languages ? "array_agg(DISTINCT lang) FILTER (WHERE lang IS NOT NULL)" : "NULL::text[]")
+            + " FROM \(source(Book.self))" + sql.clauses(searched, withOrder: false)
+        guard let row = try run(statement, sql.binds, kinds: sql.kinds).rows.first else { return SearchedBooks() }
+        let (count, pages, title, languages) = try row.decode((Int64, Int64, String?, [String]?).self)
+        return SearchedBooks(
+            textlessBooks: Int(count), textlessPages: Int(pages), textlessTitle: title,
+            languages: (languages ?? []).sorted())
     }
 
     func distinct<M: Model>(_ field: Field<M, String?>, _ query: Query<M>) throws -> [String] {
@@ -481,16 +507,21 @@ struct PostgresStore: StoreWriter, TextIndex {
             // A phrase is on few pages: ranked at once, counted by the same pass (the trigram
             // index's pages read once, not once to count and again to rank).
             let (columns, score) = try relevance(ranked, &sql)
-            let rows = try run(
-                "SELECT id, count(*) OVER () FROM (SELECT id, \"bookId\", number, words, \(columns) FROM page\(filter)) "
-                    + "AS found ORDER BY \(score) DESC, \"bookId\", number LIMIT \(SearchRanking.rankedPages + 1)",
+            let answer = try run(
+                rankedWithFirstPages(
+                    ["id", "count(*) OVER () AS n"],
+                    "FROM (SELECT id, \"bookId\", number, words, \(columns) FROM page\(filter)) AS found",
+                    order: "\(score) DESC, \"bookId\", number", limit: SearchRanking.rankedPages + 1),
                 sql.binds
-            ).rows.map { try $0.decode((Int64, Int64).self) }
+            ).rows
+            let rows = try answer.map { try $0.decode((Int64, Int64).self) }
             let matches = Int(rows.first?.1 ?? 0)
             counted.record(
                 terms: key, books: books, count: min(matches, SearchRanking.rankedPages + 1),
                 cap: SearchRanking.rankedPages + 1)
-            if matches <= SearchRanking.rankedPages { return try visitPages(rows.map(\.0), visit: visit) }
+            if matches <= SearchRanking.rankedPages {
+                return try visitPages(rows.map(\.0), first: try firstPages(answer, id: 0), visit: visit)
+            }
             return try pagesInOrder(terms, books: books, words: words, visit: visit)
         }
         if !ranked.isEmpty {
@@ -517,18 +548,71 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     /// The pages with these ids, in this order, read a batch at a time until `visit` says stop:
-    /// the first batch of 64, what a search's first 50 hits usually need (each batch is a round
-    /// trip to the server, which costs more than reading a few pages too many).
-    func visitPages(_ ids: [Int64], visit: (PageText) throws -> Bool) throws {
+    /// the first batch of `firstPages`, what a search's first 50 hits usually need (each batch
+    /// is a round trip to the server, which costs more than reading a few pages too many).
+    /// `first`: the first batch's pages, when the statement ranking them read them too
+    /// (`rankedWithFirstPages`).
+    func visitPages(_ ids: [Int64], first: [PageText]? = nil, visit: (PageText) throws -> Bool) throws {
+        var first = first
         _ = try SearchRanking.visitPages(
-            ids, first: 64,
+            ids, first: Self.firstPages,
             load: { batch in
+                if let pages = first {
+                    first = nil
+                    return pages
+                }
                 var binds = PostgresBindings()
                 binds.append(batch)
-                return try run("SELECT id, \"bookId\", number, text FROM page WHERE id = ANY($1)", binds).rows.map {
+                return try run(
+                    "SELECT id, \"bookId\", number, text FROM page WHERE id = ANY($1)", binds, kinds: "[Int64]"
+                ).rows.map {
                     try PageText(from: ColumnDecoder(row: $0.makeRandomAccess()))
                 }
             }, visit: visit)
+    }
+
+    /// The first batch of pages a ranked search reads.
+    static let firstPages = 64
+
+    /// Whether a statement ranking pages reads the first batch's text too (unless `MARGIN_PLAIN`
+    /// names `first-pages`: a statement of its own, after).
+    static let readsFirstPages = FastPaths.isOn("first-pages")
+
+    /// A statement ranking pages (`SELECT columns from ORDER BY order`, each column a name or
+    /// `… AS name`, `id` the page's), with the rows of its first `firstPages` pages after those
+    /// columns (`"bookId"`, `number`, `text`; null for the others), in the same order. The
+    /// search reads them where it would have sent a statement for them next: a round trip fewer
+    /// for each ranked tier ("probability distribution": two of seven).
+    func rankedWithFirstPages(_ columns: [String], _ from: String, order: String, limit: Int? = nil) -> String {
+        let limited = limit.map { " LIMIT \($0)" } ?? ""
+        guard Self.readsFirstPages else {
+            return "SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY \(order)\(limited)"
+        }
+        let names = columns.map { column in
+            let name = column.components(separatedBy: " AS ").last ?? column
+            return "o." + (name.split(separator: ".").last.map(String.init) ?? name)
+        }
+        return "SELECT \(names.joined(separator: ", ")), t.\"bookId\", t.number, t.text FROM "
+            + "(SELECT \(columns.joined(separator: ", ")), row_number() OVER (ORDER BY \(order)) AS place \(from) "
+            + "ORDER BY place\(limited)) AS o LEFT JOIN LATERAL (SELECT \"bookId\", number, text FROM page "
+            + "WHERE id = o.id AND o.place <= \(Self.firstPages) OFFSET 0) AS t ON true ORDER BY o.place"
+    }
+
+    /// The first batch's pages in the rows of `rankedWithFirstPages` (`id`: the column of the
+    /// page's id); nil when the statement didn't read them.
+    func firstPages(_ rows: [PostgresRow], id: Int) throws -> [PageText]? {
+        guard Self.readsFirstPages else { return nil }
+        return try rows.prefix(Self.firstPages).compactMap { row in
+            let columns = row.makeRandomAccess()
+            let last = columns.count - 1
+            guard let id = try columns[id].decode(Int64?.self), let book = try columns[last - 2].decode(Int64?.self),
+                let number = try columns[last - 1].decode(Int64?.self),
+                let text = try columns[last].decode(String?.self)
+            else { return nil }
+            var page = PageText(bookId: book, number: Int(number), text: text)
+            page.id = id
+            return page
+        }
     }
 
     /// The pages holding the terms (every page for none), in library order, a batch at a time
@@ -651,7 +735,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         binds.append(likeEscaped(prefix) + "%")
         binds.append(Int64(limit + 1))
         let words = try run(
-            "SELECT word FROM word WHERE word LIKE $1 ORDER BY word COLLATE \"C\" LIMIT $2", binds
+            "SELECT word FROM word WHERE word LIKE $1 ORDER BY word COLLATE \"C\" LIMIT $2", binds, kinds: "ti"
         ).rows.map { try $0.decode(String.self) }
         return words.count > limit ? nil : words
     }
@@ -930,6 +1014,9 @@ final class CountedCandidates: @unchecked Sendable {
 
     /// The terms' words, looked up once a transaction (a search asks for the same terms in
     /// each tier and again to count).
+    /// Whether the terms' words were looked up (`wordTerms`).
+    func knowsWords(_ terms: [String]) -> Bool { lock.withLock { words[terms] != nil } }
+
     func wordTerms(_ terms: [String], _ lookUp: () throws -> [WordTerm]?) rethrows -> [WordTerm]? {
         if let known = lock.withLock({ words[terms] }) { return known }
         let found = try lookUp()

@@ -27,6 +27,7 @@ public enum StoreConformance {
         ("annotations are added, changed and removed by id", annotationTransactions),
         ("importBackup merges by UUID, the newer wins, a dry run changes nothing", importBackupMerges),
         ("reads sent ahead answer as made, and never from before a write", readsSentAheadAnswerAsMade),
+        ("what a search reads of its books is what the reads it stands for say", searchedBooksAreTheirReads),
     ]
 
     public static var names: [String] { checks.map(\.name) }
@@ -84,6 +85,55 @@ public enum StoreConformance {
             return try writer.fetch(all).map(\.title)
         }
         #expect(afterWrite == ["Beloved", "Dune", "Emma", "Ulysses"])
+    }
+
+    /// `searchedBooks` (one statement on a server) answers what counting, summing, fetching and
+    /// listing the books' languages apart do, for every scope, alone and sent ahead.
+    static func searchedBooksAreTheirReads(_ store: any LibraryStore) async throws {
+        let shelf: [(title: String, textless: Int, lang: String?)] = [
+            ("Dune", 0, "en"), ("Emma", 3, "en"), ("Ulysses", 0, nil), ("Zazie", 5, "fr"), ("Faust", 0, "de"),
+        ]
+        var ids = [Int64]()
+        for (index, book) in shelf.enumerated() {
+            let id = try await store.repository.write { writer in
+                var row = Book(
+                    sha256: sha(Character(UnicodeScalar(97 + index)!)), title: book.title, author: nil, pages: 9,
+                    bytes: 1)
+                row.textlessPages = book.textless
+                row.lang = book.lang
+                try writer.insert(&row)
+                return try #require(row.id)
+            }
+            ids.append(id)
+        }
+        @Sendable func apart(_ reader: any StoreReader, _ books: [Int64]?) throws -> SearchedBooks {
+            var searched = Query<Book>()
+            if let books { searched = searched.filter(Book.Fields.id.isIn(books)) }
+            let scanned = try reader.fetch(searched.filter(Book.Fields.textlessPages > 0))
+            return SearchedBooks(
+                textlessBooks: scanned.count, textlessPages: scanned.map(\.textlessPages).reduce(0, +),
+                textlessTitle: scanned.count == 1 ? scanned[0].title : nil,
+                languages: Array(Set(try reader.fetch(searched).compactMap(\.lang))).sorted())
+        }
+        let made = ids
+        let scopes: [[Int64]?] = [nil, [], [made[0]], [made[1]], [made[0], made[1], made[3]], [made[2], made[4]]]
+        for books in scopes {
+            let (expected, alone, sent, bare) = try await store.repository.read { reader in
+                let expected = try apart(reader, books)
+                let alone = try reader.searchedBooks(books, languages: true)
+                try reader.sendAhead { ahead in _ = try ahead.searchedBooks(books, languages: true) }
+                let sent = try reader.searchedBooks(books, languages: true)
+                return (expected, alone, sent, try reader.searchedBooks(books, languages: false))
+            }
+            #expect(alone == expected, "\(String(describing: books))")
+            #expect(sent == expected, "\(String(describing: books))")
+            var languageless = expected
+            languageless.languages = []
+            #expect(bare == languageless, "\(String(describing: books))")
+        }
+        // The one scanned book's title, whichever it is.
+        let one = try await store.repository.read { try $0.searchedBooks([made[3], made[4]], languages: false) }
+        #expect(one == SearchedBooks(textlessBooks: 1, textlessPages: 5, textlessTitle: "Zazie"))
     }
 
     static func insertAssignsIdsAndFetchesBack(_ store: any LibraryStore) async throws {

@@ -48,12 +48,47 @@ public protocol StoreReader {
     /// answers it empty, and the same reads made next, with the same arguments, are answered
     /// from what was sent. So what `reads` reads must not depend on what it read before (such
     /// a read is sent in vain, and made again when asked). A store that answers in process
-    /// runs nothing.
-    func sendAhead(_ reads: (any StoreReader) throws -> Void) throws
+    /// runs nothing. Whether the reads were sent.
+    @discardableResult func sendAhead(_ reads: (any StoreReader) throws -> Void) throws -> Bool
+    /// What a search reads of the books it searches (`books`, nil for all) whatever it finds
+    /// (one statement where a statement costs the server's time, not three); their languages
+    /// only when asked (`languages`).
+    func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks
+}
+
+/// The books a search read, as it tells of them: those with pages without text, and their
+/// languages (see `StoreReader.searchedBooks`).
+public struct SearchedBooks: Sendable, Equatable {
+    /// How many have pages without text (`Book.textlessPages` over 0), and how many pages.
+    public var textlessBooks = 0
+    public var textlessPages = 0
+    /// The title of the one such book, when there is one only.
+    public var textlessTitle: String?
+    /// Their languages (nil left out), sorted; empty when not asked.
+    public var languages: [String] = []
+
+    public init(textlessBooks: Int = 0, textlessPages: Int = 0, textlessTitle: String? = nil, languages: [String] = [])
+    {
+        self.textlessBooks = textlessBooks
+        self.textlessPages = textlessPages
+        self.textlessTitle = textlessTitle
+        self.languages = languages
+    }
 }
 
 extension StoreReader {
-    public func sendAhead(_ reads: (any StoreReader) throws -> Void) throws {}
+    @discardableResult public func sendAhead(_ reads: (any StoreReader) throws -> Void) throws -> Bool { false }
+
+    public func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
+        var searched = Query<Book>()
+        if let books { searched = searched.filter(Book.Fields.id.isIn(books)) }
+        let scanned = searched.filter(Book.Fields.textlessPages > 0)
+        let (count, pages) = try countAndSum(Book.Fields.textlessPages, scanned)
+        return SearchedBooks(
+            textlessBooks: count, textlessPages: pages,
+            textlessTitle: count == 1 ? try first(scanned)?.title : nil,
+            languages: languages ? try distinct(Book.Fields.lang, searched).sorted() : [])
+    }
 
     public func countAndSum<M: Model>(_ field: Field<M, Int>, _ query: Query<M>) throws -> (count: Int, sum: Int) {
         (try count(query), try sum(field, query))

@@ -37,9 +37,15 @@ public protocol TextIndex {
     /// How many pages hold `word` (a word of the vocabulary) as a whole word, counting no further
     /// than `cap`.
     func pagesHoldingWord(_ word: String, cap: Int) throws -> Int
+    /// Readies what asking for the pages holding `terms` will ask the index first, where that
+    /// saves waiting for it later (a server's: its statement sent now, with the next, and answered
+    /// when asked); nothing for an index in this process.
+    func lookAhead(containing terms: [String]) throws
 }
 
 extension TextIndex {
+    public func lookAhead(containing terms: [String]) throws {}
+
     /// Every candidate page (see `candidatePages(containing:words:books:visit:)`).
     public func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {
         try candidatePages(containing: terms, words: .any, books: books, visit: visit)

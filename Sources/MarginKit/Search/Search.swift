@@ -143,24 +143,27 @@ extension Library {
         return try await repository.read { [options] store in
             var options = options
             options.books = try self.scope(options, store)
+            // What the search tells of the books it read whatever it finds (the scanned ones, and
+            // their languages where other forms of a word may be looked for), sent with its first
+            // statement to a server: a search of no hit waits for it twice, not four times.
+            let searched = BooksRead(store, options.books)
+            let stems = !options.regex && mayStem(query, options)
+            let sent = try store.sendAhead { ahead in _ = try ahead.searchedBooks(searched.books, languages: stems) }
+            searched.languagesAhead = sent && stems
             var stemmed = [(terms: [String], words: WordTier, books: [Int64]?)]()
             var hits: [SearchHit]
             if options.regex {
                 hits = try self.regexHits(query, options: options, store)
             } else {
-                (hits, stemmed) = try self.termHits(query, options: options, store)
+                (hits, stemmed) = try self.termHits(query, options: options, searched, store)
             }
             // Titles only for the books hit: a large library isn't decoded for a search.
             // In order: the same reads sent ahead and made have the same arguments.
             let ids = Array(Set(hits.map(\.book))).sorted()
-            var scanned = Query<Book>().filter(Book.Fields.textlessPages > 0)
-            if let books = options.books { scanned = scanned.filter(Book.Fields.id.isIn(books)) }
             // The reads that close a search, sent together to a server (`sendAhead`).
             let shown = limit > 0 ? Array(hits.prefix(limit)) : hits
             try store.sendAhead { ahead in
                 if !ids.isEmpty { _ = try ahead.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))) }
-                _ = try ahead.countAndSum(Book.Fields.textlessPages, scanned)
-                _ = try ahead.first(scanned)  // read when one book is a scan; sent in vain otherwise
                 var labelled = shown
                 try labelPages(&labelled, ahead)
                 if options.listUnindexed { _ = try ahead.fetch(Self.unindexed) }
@@ -169,10 +172,9 @@ extension Library {
             let titles = Dictionary(
                 books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
-            // Counted, not read: a library of scans may hold thousands of such books.
-            let (scans, scannedPages) = try store.countAndSum(Book.Fields.textlessPages, scanned)
-            var textless = Textless(books: scans, pages: scannedPages)
-            if textless.books == 1 { textless.title = try store.first(scanned)?.title }
+            let read = try searched.read()
+            var textless = Textless(books: read.textlessBooks, pages: read.textlessPages)
+            if textless.books == 1 { textless.title = read.textlessTitle }
             let found = hits.count
             let more = limit > 0 && hits.count > limit
             if more { hits.removeLast(hits.count - limit) }
@@ -219,7 +221,7 @@ extension Library {
     /// The page hits, and the tiers of pages holding other forms of its words that were asked for
     /// (the index's terms, the tier, the books).
     private func termHits(
-        _ query: String, options: SearchOptions, _ store: any StoreReader
+        _ query: String, options: SearchOptions, _ books: BooksRead, _ store: any StoreReader
     ) throws -> (hits: [SearchHit], stemmed: [(terms: [String], words: WordTier, books: [Int64]?)]) {
         var stemmed = [(terms: [String], words: WordTier, books: [Int64]?)]()
         let terms = try distinctQueryTerms(query, caseSensitive: options.caseSensitive)
@@ -271,6 +273,8 @@ extension Library {
             if words.count >= 2, words.count == indexTerms.count, !options.caseSensitive {
                 let phrase = words.joined(separator: " ")
                 let together = foldedTerm(phrase)
+                // What the next tier asks first goes with the phrase's statement, to a server.
+                try store.textIndex.lookAhead(containing: indexTerms)
                 try store.textIndex.candidatePages(containing: [phrase], books: options.books) { page in
                     let shown = hits.count
                     going = visit(page, together: together)
@@ -288,11 +292,8 @@ extension Library {
                 }
             }
             if going, !over, options.stems, !options.caseSensitive, !options.wholeWord {
-                let stemmable = Set(
-                    rawTerms(query).filter { !$0.quoted && !$0.text.hasPrefix("=") }.map {
-                        scalarString(foldedTerm($0.text))
-                    })
-                let plans = try stemPlans(words.filter(stemmable.contains), options: options, store)
+                let plans = try stemPlans(
+                    words.filter(stemmable(query).contains), options: options, languages: books.languages, store)
                 for plan in plans where going && !over {
                     // Each term as typed or in another form, standing as a word.
                     let forms = folded.map { term in
@@ -677,13 +678,64 @@ struct StemPlan {
 /// starts a great many words) the word is not stemmed.
 let stemVocabulary = 2_000
 
+/// The terms of `query` another form of which may be searched for (folded): those neither
+/// quoted nor written `=word`.
+func stemmable(_ query: String) -> Set<String> {
+    Set(rawTerms(query).filter { !$0.quoted && !$0.text.hasPrefix("=") }.map { scalarString(foldedTerm($0.text)) })
+}
+
+/// Whether a search may look for other forms of its words (`stemPlans` asks for the books'
+/// languages): a stemmer, no language given, and a word to stem.
+func mayStem(_ query: String, _ options: SearchOptions) -> Bool {
+    guard options.stems, !options.caseSensitive, !options.wholeWord, options.lang == nil, Stemmers.current != nil,
+        let terms = try? distinctQueryTerms(query)
+    else { return false }
+    let words = Set(terms.map(foldedTerm).map(scalarString).filter(isOneIndexWord)).intersection(stemmable(query))
+    return words.contains(where: isStemmed)
+}
+
+/// Whether a folded word is one `stemPlans` looks for other forms of.
+private func isStemmed(_ word: String) -> Bool {
+    word.unicodeScalars.count >= 3 && word.unicodeScalars.allSatisfy { $0.properties.isAlphabetic }
+}
+
+/// What a search reads of the books it searched (`StoreReader.searchedBooks`), once.
+final class BooksRead {
+    let books: [Int64]?
+    /// Whether their languages were sent ahead with the rest (`mayStem`), to a server: read with
+    /// it then, else apart, when asked.
+    var languagesAhead = false
+    private let store: any StoreReader
+    private var known: SearchedBooks?
+
+    init(_ store: any StoreReader, _ books: [Int64]?) {
+        self.store = store
+        self.books = books
+    }
+
+    func read() throws -> SearchedBooks {
+        if let known { return known }
+        let read = try store.searchedBooks(books, languages: languagesAhead)
+        known = read
+        return read
+    }
+
+    /// Their languages (nil left out).
+    func languages() throws -> [String] {
+        if languagesAhead { return try read().languages }
+        var searched = Query<Book>()
+        if let books { searched = searched.filter(Book.Fields.id.isIn(books)) }
+        return try store.distinct(Book.Fields.lang, searched)
+    }
+}
+
 /// The other forms of `words` (folded one-word terms) in the languages of the books searched
 /// (or `options.lang`), in one plan for the books searched; none without a stemmer or forms.
-func stemPlans(_ words: [String], options: SearchOptions, _ store: any StoreReader) throws -> [StemPlan] {
+func stemPlans(
+    _ words: [String], options: SearchOptions, languages read: () throws -> [String], _ store: any StoreReader
+) throws -> [StemPlan] {
     guard let stemmer = Stemmers.current else { return [] }
-    let words = words.filter { word in
-        word.unicodeScalars.count >= 3 && word.unicodeScalars.allSatisfy { $0.properties.isAlphabetic }
-    }
+    let words = words.filter(isStemmed)
     guard !words.isEmpty else { return [] }
     // The languages of the books searched, asked in one statement (cheaper than stemming the
     // vocabulary in every language margin knows, 7 ms for "river"; a count for each language
@@ -692,20 +744,36 @@ func stemPlans(_ words: [String], options: SearchOptions, _ store: any StoreRead
     if let lang = options.lang {
         languages = [lang]
     } else {
-        var searched = Query<Book>()
-        if let scope = options.books { searched = searched.filter(Book.Fields.id.isIn(scope)) }
-        let present = Set(try store.distinct(Book.Fields.lang, searched))
+        let present = Set(try read())
         languages = Languages.known.filter { present.contains($0) && stemmer.languages.contains($0) }
+    }
+    // The stems in every language first, so that the vocabulary's words starting as each does
+    // are asked together (`sendAhead`: a round trip to a server for all, not one for each).
+    let stemmed = languages.compactMap { language in
+        stemmer.stems(words, language: language).map { (language, $0) }
+    }
+    /// Where the vocabulary is read for a stem's other forms: the stem but its last letter,
+    /// when three are left ("stud" for "studi", the stem of "studies": "study" is found too).
+    func start(of stem: String) -> String? {
+        let scalars = stem.unicodeScalars
+        let start = scalars.count > 3 ? String(String.UnicodeScalarView(scalars.dropLast())) : stem
+        return start.unicodeScalars.count >= 3 ? start : nil
+    }
+    var starts = [String]()
+    for stem in stemmed.flatMap(\.1) {
+        if let start = start(of: stem), !starts.contains(start) { starts.append(start) }
+    }
+    if starts.count > 1 {
+        try store.sendAhead { ahead in
+            for start in starts { _ = try ahead.textIndex.vocabulary(startingWith: start, limit: stemVocabulary) }
+        }
     }
     var vocabularies = [String: [String]?]()
     var plans = [StemPlan]()
-    for language in languages {
-        guard let stems = stemmer.stems(words, language: language) else { continue }
+    for (language, stems) in stemmed {
         var variants = [String: [String]]()
         for (word, stem) in zip(words, stems) {
-            let scalars = stem.unicodeScalars
-            let start = scalars.count > 3 ? String(String.UnicodeScalarView(scalars.dropLast())) : stem
-            guard start.unicodeScalars.count >= 3 else { continue }
+            guard let start = start(of: stem) else { continue }
             if vocabularies[start] == nil {
                 vocabularies[start] = .some(try store.textIndex.vocabulary(startingWith: start, limit: stemVocabulary))
             }

@@ -500,10 +500,15 @@ struct PostgresStore: StoreWriter, TextIndex {
             return try candidatePages(found, terms: terms, books: books, words: words, visit: visit)
         }
         var sql = SQLBuilder(table: "page")
-        let filter = sql.contains(terms, books: books, words: words, phrases: try phraseWords(terms))
+        let phrases = try phraseWords(terms)
+        let filter = sql.contains(terms, books: books, words: words, phrases: phrases)
         let key = countKey(terms, words)
         let ranked = terms.filter(Self.isRanked)
         if ranked.contains(where: { TermWords($0.unicodeScalars).words.count > 1 }) {
+            // Pages found by the pairs' index alone are found by one plan whatever the words (one
+            // of a word in the text, by the trigram index, would scan every page for a common one):
+            // prepared then, planned once.
+            let byPairs = books == nil && words == .any && terms.allSatisfy { phrases[$0]?.pairs.isEmpty == false }
             // A phrase is on few pages: ranked at once, counted by the same pass (the trigram
             // index's pages read once, not once to count and again to rank).
             let (columns, score) = try relevance(ranked, &sql)
@@ -512,7 +517,7 @@ struct PostgresStore: StoreWriter, TextIndex {
                     ["id", "count(*) OVER () AS n"],
                     "FROM (SELECT id, \"bookId\", number, words, \(columns) FROM page\(filter)) AS found",
                     order: "\(score) DESC, \"bookId\", number", limit: SearchRanking.rankedPages + 1),
-                sql.binds
+                sql.binds, kinds: byPairs ? sql.kinds : nil
             ).rows
             let rows = try answer.map { try $0.decode((Int64, Int64).self) }
             let matches = Int(rows.first?.1 ?? 0)

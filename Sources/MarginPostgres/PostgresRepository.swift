@@ -295,6 +295,17 @@ struct PostgresStore: StoreWriter, TextIndex {
         return (Int(count), Int(sum))
     }
 
+    func titles(of books: [Int64]) throws -> [Int64: String] {
+        guard !books.isEmpty else { return [:] }
+        var binds = PostgresBindings()
+        binds.append(books)
+        // Two columns, not the 28 of a book's row (20 books: 0.39 → 0.05 ms in PostgreSQL).
+        let rows = try run(
+            "SELECT id, title FROM \(source(Book.self)) WHERE id = ANY($1)", binds, kinds: "[Int64]"
+        ).rows
+        return Dictionary(try rows.map { try $0.decode((Int64, String).self) }, uniquingKeysWith: { a, _ in a })
+    }
+
     func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
         var sql = SQLBuilder(table: Book.entity)
         let searched = books.map { Query<Book>().filter(Book.Fields.id.isIn($0)) } ?? Query<Book>()

@@ -131,6 +131,14 @@ public enum StoreConformance {
             languageless.languages = []
             #expect(bare == languageless, "\(String(describing: books))")
         }
+        // The titles of the books hit: those of the ids given that are books.
+        let titles = try await store.repository.read { reader in
+            [
+                try reader.titles(of: []), try reader.titles(of: [made[4], made[0]]),
+                try reader.titles(of: [made[2], -7]),
+            ]
+        }
+        #expect(titles == [[:], [made[4]: "Faust", made[0]: "Dune"], [made[2]: "Ulysses"]])
         // The one scanned book's title, whichever it is.
         let one = try await store.repository.read { try $0.searchedBooks([made[3], made[4]], languages: false) }
         #expect(one == SearchedBooks(textlessBooks: 1, textlessPages: 5, textlessTitle: "Zazie"))

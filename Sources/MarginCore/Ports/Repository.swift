@@ -54,6 +54,9 @@ public protocol StoreReader {
     /// (one statement where a statement costs the server's time, not three); their languages
     /// only when asked (`languages`).
     func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks
+    /// The titles of the books with these ids, by id (an id of no book left out): what a search
+    /// shows of the books it hit, without reading the rest of their rows.
+    func titles(of books: [Int64]) throws -> [Int64: String]
 }
 
 /// The books a search read, as it tells of them: those with pages without text, and their
@@ -78,6 +81,14 @@ public struct SearchedBooks: Sendable, Equatable {
 
 extension StoreReader {
     @discardableResult public func sendAhead(_ reads: (any StoreReader) throws -> Void) throws -> Bool { false }
+
+    public func titles(of books: [Int64]) throws -> [Int64: String] {
+        guard !books.isEmpty else { return [:] }
+        return Dictionary(
+            try fetch(Query<Book>().filter(Book.Fields.id.isIn(books))).compactMap { book in
+                book.id.map { ($0, book.title) }
+            }, uniquingKeysWith: { a, _ in a })
+    }
 
     public func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
         var searched = Query<Book>()

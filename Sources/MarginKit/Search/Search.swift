@@ -163,14 +163,12 @@ extension Library {
             // The reads that close a search, sent together to a server (`sendAhead`).
             let shown = limit > 0 ? Array(hits.prefix(limit)) : hits
             try store.sendAhead { ahead in
-                if !ids.isEmpty { _ = try ahead.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))) }
+                _ = try ahead.titles(of: ids)
                 var labelled = shown
                 try labelPages(&labelled, ahead)
                 if options.listUnindexed { _ = try ahead.fetch(Self.unindexed) }
             }
-            let books = ids.isEmpty ? [] : try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids)))
-            let titles = Dictionary(
-                books.compactMap { book in book.id.map { ($0, book.title) } }, uniquingKeysWith: { a, _ in a })
+            let titles = try store.titles(of: ids)
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
             let read = try searched.read()
             var textless = Textless(books: read.textlessBooks, pages: read.textlessPages)
@@ -481,12 +479,7 @@ extension Library {
                     }
                 }
             }
-            let ids = Array(Set(hits.map(\.book)))
-            let titles = Dictionary(
-                try store.fetch(Query<Book>().filter(Book.Fields.id.isIn(ids))).compactMap { b in
-                    b.id.map { ($0, b.title) }
-                },
-                uniquingKeysWith: { a, _ in a })
+            let titles = try store.titles(of: Array(Set(hits.map(\.book))).sorted())
             for index in hits.indices { hits[index].title = titles[hits[index].book] ?? "" }
             return hits
         }

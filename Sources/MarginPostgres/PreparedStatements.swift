@@ -13,15 +13,15 @@ struct StatementAnswer: Sendable {
 
 /// The reads a library runs again and again with other arguments (a book's row, the guides of
 /// the books a search found, the scanned books' count), prepared: PostgreSQL parses each once on
-/// a connection, and plans it once when a plan for any arguments costs no more than one for
-/// these (its own choice, `plan_cache_mode` left as it is). Under 32 users of `serve` its
-/// parsing and planning took 16–18 % of the processor; the statements prepared here are those
-/// whose plans do not hang on their arguments' values: record reads (`SQLBuilder`), and the
-/// searches' statements over the page words whose form fixes their plan (the words' look-ups,
-/// a ranked tier's, a phrase's by its pairs, the pages read by id), never one finding a term in
-/// the text, whose best plan depends on how common the term is. (PostgreSQL still plans most
-/// of those for their arguments, a plan for any costing more by its estimate: they are parsed
-/// once. A search of no hit, "gradient descent": 2.2 → 1.6 ms of PostgreSQL's processor.)
+/// a connection and, within a transaction, plans it once for any arguments (the transaction
+/// asks for that before its first prepared statement: `PostgresSession.planFor(any:)`). Under
+/// 32 users of `serve` parsing and planning took 16–18 % of the processor; the statements
+/// prepared here are those whose plans do not hang on their arguments' values: record reads
+/// (`SQLBuilder`), and the searches' statements over the page words whose form fixes their plan
+/// (the words' look-ups, a ranked tier's, a phrase's by its pairs, the pages read by id), never
+/// one finding a term in the text, whose best plan depends on how common the term is. A search
+/// of no hit, "gradient descent": 2.2 → 1.6 ms of PostgreSQL's processor parsed once, 1.05 ms
+/// planned once too.
 ///
 /// A statement is prepared at its third run (`runsUnprepared`), under a name
 /// of this process (`margin_1`, …), on each connection as it first runs there; at most

@@ -352,11 +352,11 @@ import Testing
         // from the other pages holding the terms, which are counted apart.
         let groupSearch = onTeam.merging(["MARGIN_PLAIN": "phrase-pairs,flagged-tiers"]) { $1 }
         // And with each read's BEGIN and COMMIT waited for, no reads sent ahead, a tier's pages
-        // counted before they are ranked, and a ranked tier's first pages read apart (the
-        // switches of those fast paths).
-        let awaited = onTeam.merging(["MARGIN_PLAIN": "read-round-trips,send-ahead,count-as-ranks,first-pages"]) {
-            $1
-        }
+        // counted before they are ranked, a ranked tier's first pages read apart, and prepared
+        // statements planned for each run's arguments (the switches of those fast paths).
+        let awaited = onTeam.merging([
+            "MARGIN_PLAIN": "read-round-trips,send-ahead,count-as-ranks,first-pages,generic-plans"
+        ]) { $1 }
         for query in queries + ranked + unordered {
             let fromWords = try hits(team, onTeam, query + ["--limit", "0"])
             #expect(fromWords == (try hits(team, textSearch, query + ["--limit", "0"])), "\(query)")

@@ -67,4 +67,46 @@ import Testing
         #expect(after.texts == ["memo 1", "memo 2"])
         #expect(after.prepared, "read again, prepared anew")
     }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func preparedReadsArePlannedForAnyArgumentsTheOthersForTheirOwn() async throws {
+        let database = try await Self.library(memos: 4, at: try TestCluster.freshDatabase())
+        // (A shape of statement no other test runs, so its runs are this test's.)
+        let query = Query<Memo>().filter(Memo.Fields.page >= 2).sorted(by: Memo.Fields.page.descending).limit(
+            3, offset: 0)
+        let asked = try await database.repository.read { reader in
+            let store = try #require(reader as? PostgresStore)
+            func mode() throws -> String {
+                try store.run("SELECT current_setting('plan_cache_mode')").rows.first!.decode(String.self)
+            }
+            let before = try mode()
+            var texts = [[String]]()
+            for _ in 0..<4 { texts.append(try reader.fetch(query).map(\.text)) }
+            let afterPrepared = try mode()
+            // A statement with arguments that is not prepared is planned for its own again.
+            var setting = PostgresBindings()
+            setting.append("plan_cache_mode")
+            let own = try store.run("SELECT current_setting($1)", setting).rows.first!.decode(String.self)
+            let plans = try store.run(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%\"page\" >= $%'"
+            ).rows.map { row -> [Int64] in
+                let (generic, custom) = try row.decode((Int64, Int64).self)
+                return [generic, custom]
+            }
+            return (before, texts, afterPrepared, own, plans)
+        }
+        #expect(asked.0 == "auto")
+        #expect(asked.1.allSatisfy { $0 == ["memo 4", "memo 3", "memo 2"] })
+        #expect(asked.2 == "force_generic_plan")
+        #expect(asked.3 == "auto")
+        // Its two prepared runs used the plan for any arguments, none planned its own.
+        #expect(asked.4 == [[2, 0]])
+        // The transaction's end undid it.
+        let next = try await database.repository.read { reader in
+            try (reader as! PostgresStore).run("SELECT current_setting('plan_cache_mode')").rows.first!.decode(
+                String.self)
+        }
+        #expect(next == "auto")
+    }
 }

@@ -36,6 +36,9 @@ struct PostgresFiles: BlobStore {
         local.contains(sha256) || holds(sha256)
     }
 
+    /// The files in this machine's cache: the others are fetched when their path is asked for.
+    func cachedHere(_ sha256s: [String]) -> Set<String> { local.containing(sha256s) }
+
     /// Whether the database has the file, whatever this machine's cache has.
     func holds(_ sha256: String) -> Bool {
         guard let database = try? store.files() else { return false }

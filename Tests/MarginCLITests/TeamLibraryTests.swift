@@ -27,11 +27,30 @@ import Testing
         let books = try #require(try run(second, "list", "--json").json() as? [[String: Any]])
         #expect(Set(books.compactMap { $0["title"] as? String }) == ["A Sample Paper", "Field Notes"])
         let sample = try #require(books.first { $0["title"] as? String == "A Sample Paper" }?["id"] as? Int)
+        // Listing and showing the books fetch no PDF: not on this machine yet, so not cached.
+        func pdfs(_ box: Sandbox) -> [String] {
+            (FileManager.default.enumerator(atPath: box.home)?.allObjects as? [String] ?? []).filter {
+                $0.hasSuffix(".pdf")
+            }
+        }
+        #expect(books.allSatisfy { $0["cached"] as? Bool == false && $0["file"] is NSNull }, "\(books)")
+        let shown = try #require(try run(second, "show", String(sample), "--json").json() as? [String: Any])
+        #expect(shown["cached"] as? Bool == false && shown["file"] is NSNull, "\(shown)")
+        #expect(pdfs(second).isEmpty, "\(pdfs(second))")
         let hits = try #require(try run(second, "search", "inverted index", "--json").json() as? [[String: Any]])
         #expect(hits.map { $0["page"] as? Int } == [2])
         let image = second.folder.path + "/p2.png"
         try run(second, "render", String(sample), "--page", "2", "-o", image)
         #expect(FileManager.default.fileExists(atPath: image))
+        // Rendering brought the one PDF it drew: now cached here, the other not.
+        #expect(pdfs(second).count == 1, "\(pdfs(second))")
+        let after = try #require(try run(second, "list", "--json").json() as? [[String: Any]])
+        for book in after {
+            let here = book["id"] as? Int == sample
+            #expect(book["cached"] as? Bool == here, "\(book)")
+            #expect(
+                here ? (book["file"] as? String)?.hasPrefix(second.home) == true : book["file"] is NSNull, "\(book)")
+        }
         let cached = try #require(try run(second, "path", String(sample)).stdout.split(separator: "\n").first)
         #expect(cached.hasPrefix(second.home), "the copy is in the second machine's cache: \(cached)")
 

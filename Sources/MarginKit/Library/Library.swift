@@ -158,7 +158,7 @@ public final class Library: Sendable {
         for tag in try reader.fetch(tagQuery) {
             tags[tag.bookId, default: []].append(tag.name)
         }
-        let cached = files ? blobs.containing(books.map(\.sha256)) : []
+        let cached = files ? blobs.cachedHere(books.map(\.sha256)) : []
         return books.map { book in
             info(
                 book, sources: book.id.flatMap { sources[$0] } ?? [], tags: book.id.flatMap { tags[$0] } ?? [],
@@ -168,7 +168,7 @@ public final class Library: Sendable {
 
     /// The view of a book whose sources (URLs as stored) and tags are known.
     func info(_ book: Book, sources: [String], tags: [String], cached: Bool? = nil) -> BookInfo {
-        let cached = cached ?? blobs.contains(book.sha256)
+        let cached = cached ?? blobs.cachedHere([book.sha256]).contains(book.sha256)
         return BookInfo(
             book: book, sources: sources.map(redactedURL), tags: tags, cached: cached,
             file: cached ? blobs.path(for: book.sha256) : nil)

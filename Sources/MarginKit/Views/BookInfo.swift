@@ -6,6 +6,8 @@ public struct BookInfo: Sendable, Encodable, Equatable {
     public var book: Book
     public var sources: [String]
     public var tags: [String]
+    /// Whether this machine's cache has the PDF (a team library's come from its database the
+    /// first time they are opened here).
     public var cached: Bool
     /// The cached PDF's path, or nil when it is not cached.
     public var file: String?

@@ -37,7 +37,7 @@ struct PostgresFiles: BlobStore {
     }
 
     /// The files in this machine's cache: the others are fetched when their path is asked for.
-    func cachedHere(_ sha256s: [String]) -> Set<String> { local.containing(sha256s) }
+    func cachedHere(_ sha256s: [String]) -> Set<String> { local.cachedHere(sha256s) }
 
     /// Whether the database has the file, whatever this machine's cache has.
     func holds(_ sha256: String) -> Bool {

@@ -15,11 +15,10 @@ public protocol BlobStore: Sendable {
     /// Whether the library itself holds it, not only this machine's copy of it (a team library's
     /// PDFs are in its database: a copy cached here may be of a database since dropped).
     func holds(_ sha256: String) -> Bool
-    /// Which of these SHA-256s the store holds (a list of books asks for each of its books).
-    func containing(_ sha256s: [String]) -> Set<String>
-    /// Which of these this machine has at hand now, fetching none: a team library's PDFs are in
-    /// its database and come to this machine's cache when their path is asked for, so a book's
-    /// view (`cached`, `file`) is read from the cache as it is, never by fetching every PDF.
+    /// Which of these SHA-256s this machine has at hand now, fetching none (a list of books asks
+    /// for each of its books): a team library's PDFs are in its database and come to this
+    /// machine's cache when their path is asked for, so a book's view (`cached`, `file`) is read
+    /// from the cache as it is, never by fetching every PDF.
     func cachedHere(_ sha256s: [String]) -> Set<String>
     /// Creates the store's folders.
     func prepare() throws
@@ -39,9 +38,7 @@ public protocol BlobStore: Sendable {
 extension BlobStore {
     public func checkedPath(for sha256: String) throws -> String { path(for: sha256) }
 
-    public func containing(_ sha256s: [String]) -> Set<String> { Set(sha256s.filter(contains)) }
-
-    public func cachedHere(_ sha256s: [String]) -> Set<String> { containing(sha256s) }
+    public func cachedHere(_ sha256s: [String]) -> Set<String> { Set(sha256s.filter(contains)) }
 
     public func holds(_ sha256: String) -> Bool { contains(sha256) }
 

@@ -25,7 +25,7 @@ public struct ContentStore: BlobStore {
 
     /// Which of these SHA-256s the store holds: looked up from the open `pdfs/` folder, so each
     /// lookup walks two path components, not the whole path.
-    public func containing(_ sha256s: [String]) -> Set<String> {
+    public func cachedHere(_ sha256s: [String]) -> Set<String> {
         let folder = open(root + "/pdfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { return [] }
         defer { close(folder) }

@@ -306,6 +306,23 @@ struct PostgresStore: StoreWriter, TextIndex {
         return Dictionary(try rows.map { try $0.decode((Int64, String).self) }, uniquingKeysWith: { a, _ in a })
     }
 
+    func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
+        guard !books.isEmpty else { return [:] }
+        var binds = PostgresBindings()
+        binds.append(books)
+        // Not the outlines beside them (the 14 books of a search for "matrix": 0.31–0.57 → 0.04 ms
+        // in PostgreSQL, and no outline decoded here).
+        let rows = try run(
+            "SELECT \"bookId\", labels FROM \(source(BookGuide.self)) WHERE \"bookId\" = ANY($1) AND labels IS NOT NULL",
+            binds, kinds: "[Int64]"
+        ).rows
+        return Dictionary(
+            try rows.map { row in
+                let (book, labels) = try row.decode((Int64, String).self)
+                return (book, try BookGuide.labels(json: labels))
+            }, uniquingKeysWith: { a, _ in a })
+    }
+
     func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
         var sql = SQLBuilder(table: Book.entity)
         let searched = books.map { Query<Book>().filter(Book.Fields.id.isIn($0)) } ?? Query<Book>()

@@ -131,6 +131,23 @@ struct SQLiteStore: StoreWriter, TextIndex {
         return models
     }
 
+    func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
+        guard !books.isEmpty else { return [:] }
+        // The labels alone: a guide's row would also decode its outline (JSON, hundreds of entries).
+        var sql = SelectSQL()
+        let clauses = sql.clauses(
+            Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(books) && !Predicate.isNull("labels")),
+            withOrder: false)
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT bookId, labels FROM \(quoted(BookGuide.entity))" + clauses, arguments: sql.arguments)
+        var labels = [Int64: [String]]()
+        while let row = try rows.next() {
+            let text: String = row[1]
+            labels[row[0]] = try BookGuide.labels(json: text)
+        }
+        return labels
+    }
+
     func count<M: Model>(_ query: Query<M>) throws -> Int {
         try aggregate("COUNT(*)", query)
     }

@@ -139,6 +139,30 @@ public enum StoreConformance {
             ]
         }
         #expect(titles == [[:], [made[4]: "Faust", made[0]: "Dune"], [made[2]: "Ulysses"]])
+        // The page labels of the books hit that label their pages, without their outlines: what
+        // their guides hold, alone and sent ahead.
+        let outline = (1...300).map { OutlineItem(title: "Part \($0)", page: $0 % 9 + 1, level: $0 % 3 + 1) }
+        try await store.repository.write { writer in
+            for (book, labels) in [(made[0], ["i", "ii", "1", "", "2"]), (made[1], nil), (made[3], ["A-1", "é 2"])] {
+                var guide = BookGuide(bookId: book, labels: labels, outline: outline)
+                try writer.insert(&guide)
+            }
+        }
+        let asked: [[Int64]] = [[], [made[0]], [made[1], made[2]], [made[3], made[0], -7], made]
+        let (labels, guides, sent) = try await store.repository.read { reader in
+            let labels = try asked.map { try reader.pageLabels(of: $0) }
+            let guides = try asked.map { books in
+                try reader.fetch(Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(books)))
+                    .reduce(into: [Int64: [String]]()) { labels, guide in labels[guide.bookId] = guide.labels }
+            }
+            try reader.sendAhead { ahead in _ = try ahead.pageLabels(of: made) }
+            return (labels, guides, try reader.pageLabels(of: made))
+        }
+        #expect(labels == guides)
+        #expect(labels[3] == [made[3]: ["A-1", "é 2"], made[0]: ["i", "ii", "1", "", "2"]])
+        #expect(sent == labels[4])
+        #expect(BookGuide.label(of: 3, in: labels[1][made[0]] ?? []) == "1")
+        #expect(BookGuide.label(of: 4, in: labels[1][made[0]] ?? []) == nil)
         // The one scanned book's title, whichever it is.
         let one = try await store.repository.read { try $0.searchedBooks([made[3], made[4]], languages: false) }
         #expect(one == SearchedBooks(textlessBooks: 1, textlessPages: 5, textlessTitle: "Zazie"))

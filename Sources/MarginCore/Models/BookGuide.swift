@@ -49,7 +49,12 @@ public struct BookGuide: Model, Equatable {
 
     /// The printed number of page `page`, when the PDF labels its pages; nil otherwise.
     public func label(of page: Int?) -> String? {
-        guard let page, let labels, page >= 1, page <= labels.count else { return nil }
+        labels.flatMap { Self.label(of: page, in: $0) }
+    }
+
+    /// The printed number of page `page` in a book's `labels`; nil for none.
+    public static func label(of page: Int?, in labels: [String]) -> String? {
+        guard let page, page >= 1, page <= labels.count else { return nil }
         let label = labels[page - 1]
         return label.isEmpty ? nil : label
     }
@@ -95,6 +100,11 @@ public struct BookGuide: Model, Equatable {
         } else {
             outline = try container.decode([OutlineItem].self, forKey: .outline)
         }
+    }
+
+    /// A book's page labels from a store's JSON text, decoded once a process (as a guide's).
+    public static func labels(json text: String) throws -> [String] {
+        try labelTexts.decode(text)
     }
 
     static let labelTexts = DecodedJSONTexts<[String]>()

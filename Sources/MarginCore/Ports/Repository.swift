@@ -57,6 +57,10 @@ public protocol StoreReader {
     /// The titles of the books with these ids, by id (an id of no book left out): what a search
     /// shows of the books it hit, without reading the rest of their rows.
     func titles(of books: [Int64]) throws -> [Int64: String]
+    /// The printed page numbers of the books with these ids that label their pages
+    /// (`BookGuide.labels`), by id: what a search shows of a hit's page, without reading the
+    /// books' outlines.
+    func pageLabels(of books: [Int64]) throws -> [Int64: [String]]
 }
 
 /// The books a search read, as it tells of them: those with pages without text, and their
@@ -88,6 +92,13 @@ extension StoreReader {
             try fetch(Query<Book>().filter(Book.Fields.id.isIn(books))).compactMap { book in
                 book.id.map { ($0, book.title) }
             }, uniquingKeysWith: { a, _ in a })
+    }
+
+    public func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
+        guard !books.isEmpty else { return [:] }
+        return Dictionary(
+            try fetch(Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(books) && !Predicate.isNull("labels")))
+                .compactMap { guide in guide.labels.map { (guide.bookId, $0) } }, uniquingKeysWith: { a, _ in a })
     }
 
     public func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {

@@ -628,16 +628,12 @@ func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ s
 private func labelPages(_ hits: inout [SearchHit], _ store: any StoreReader) throws {
     let ids = Array(Set(hits.map(\.book))).sorted()
     guard !ids.isEmpty else { return }
-    // Only the guides that label pages are read (most books have none).
-    var guides = [Int64: BookGuide]()
-    for guide in try store.fetch(
-        Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(ids) && !Predicate.isNull("labels")))
-    {
-        guides[guide.bookId] = guide
-    }
-    guard !guides.isEmpty else { return }
+    // Only the labels of the books that label their pages (most have none), not their outlines.
+    let labels = try store.pageLabels(of: ids)
+    guard !labels.isEmpty else { return }
     for index in hits.indices {
-        hits[index].pageLabel = guides[hits[index].book]?.label(of: hits[index].page)
+        guard let book = labels[hits[index].book] else { continue }
+        hits[index].pageLabel = BookGuide.label(of: hits[index].page, in: book)
     }
 }
 

@@ -311,7 +311,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         var binds = PostgresBindings()
         binds.append(books)
         // Not the outlines beside them (the 14 books of a search for "matrix": 0.31–0.57 → 0.04 ms
-        // in PostgreSQL, and no outline decoded here).
+        // in PostgreSQL, and no outline received here).
         let rows = try run(
             "SELECT \"bookId\", labels FROM \(source(BookGuide.self)) WHERE \"bookId\" = ANY($1) AND labels IS NOT NULL",
             binds, kinds: "[Int64]"

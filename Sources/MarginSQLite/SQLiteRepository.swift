@@ -133,7 +133,8 @@ struct SQLiteStore: StoreWriter, TextIndex {
 
     func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
         guard !books.isEmpty else { return [:] }
-        // The labels alone: a guide's row would also decode its outline (JSON, hundreds of entries).
+        // The labels alone: a guide's row also reads its outline (JSON, hundreds of entries) and hashes
+        // it to find it decoded.
         var sql = SelectSQL()
         let clauses = sql.clauses(
             Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(books) && !Predicate.isNull("labels")),

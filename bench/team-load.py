@@ -80,11 +80,13 @@ print(f"`margin db copy` of the bench library ({report['books']} books, {report[
       f"{report['filesAdded']} PDFs) into a fresh PostgreSQL database: {copy_seconds:.1f} s.\n")
 
 # Search latency, one query at a time from the command line.
-print(f"Search from the command line (`margin search Q --json`, median of {args.runs} runs, start-up and "
-      "connection included; the same hits on both):\n")
-print("| query | hits | SQLite | PostgreSQL | PostgreSQL / SQLite |")
-print("|---|---:|---:|---:|---:|")
+print(f"Search from the command line (`margin search Q --json --limit 0`, median of {args.runs} runs, start-up "
+      "and connection included; the same hits on both, or the run fails), and whether the first 50 (`margin search "
+      "Q --json`, what a user sees first) come in the same order on both, else the first place they differ:\n")
+print("| query | hits | SQLite | PostgreSQL | PostgreSQL / SQLite | first 50 in the same order |")
+print("|---|---:|---:|---:|---:|---|")
 mismatches = []
+misordered = []
 for query in QUERIES:
     times = {backend: [] for backend in BACKENDS}
     answers = {}
@@ -100,9 +102,24 @@ for query in QUERIES:
         mismatches.append(query)
     sqlite = statistics.median(times["SQLite"]) * 1000
     postgres = statistics.median(times["PostgreSQL"]) * 1000
-    print(f"| {query} | {len(answers['SQLite'])} | {sqlite:.0f} ms | {postgres:.0f} ms | {postgres / sqlite:.2f}× |")
+    first = {}
+    for backend, env in BACKENDS.items():
+        result = subprocess.run([MARGIN, "search", query, "--json"], env=env, capture_output=True, text=True)
+        first[backend] = [(h["book"], h["page"]) for h in json.loads(result.stdout or "[]")]
+    place = next((index for index, (a, b) in enumerate(zip(first["SQLite"], first["PostgreSQL"])) if a != b),
+                 None if len(first["SQLite"]) == len(first["PostgreSQL"]) else min(map(len, first.values())))
+    if place is not None:
+        misordered.append(query)
+    order = "yes" if place is None else f"no: from hit {place + 1}"
+    print(f"| {query} | {len(answers['SQLite'])} | {sqlite:.0f} ms | {postgres:.0f} ms | {postgres / sqlite:.2f}× "
+          f"| {order} |")
 if mismatches:
     print(f"\n**Different hits** for: {', '.join(mismatches)}")
+if misordered:
+    # Reported, not failed on: a known difference of ranking (see RESULTS.md, stop 54), not of
+    # what is found; the rest of the bench still runs.
+    print(f"\n**Ranked differently** (every hit the same, their order not, so the first 50 differ in order "
+          f"or in which pages they are): {', '.join(misordered)}")
 
 
 def served_search(env, query, requests):

@@ -297,6 +297,54 @@ import Testing
         #expect(try pages("\"marmalade quokka\"", text).isEmpty)
     }
 
+    /// A term found inside other words ranks as SQLite's FTS5 ranks it there: each word holding
+    /// it (`matrix`, `darstellungsmatrix`) a phrase of the query with its own weight and its own
+    /// saturation. PostgreSQL sums the words' counts into one frequency a term, so a page with a
+    /// rare word holding the term twice and the term once (long) comes after one with the term
+    /// five times (short) there, before it in SQLite: the same hits, another order (bench/RESULTS.md,
+    /// stop 54). A known issue until PostgreSQL ranks each word apart: this test then fails and the
+    /// `withKnownIssue` goes.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aTermInsideOtherWordsRanksAsOnSQLite() throws {
+        let folder = TemporaryFolder()
+        let pdf = folder.path + "/compounds.pdf"
+        func filler(_ words: Int) -> String {
+            let greek = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+            return stride(from: 0, to: words, by: 10).map { start in
+                (start..<min(words, start + 10)).map { greek[$0 % 10] }.joined(separator: " ")
+            }.joined(separator: "\n")
+        }
+        let texts =
+            [
+                "matrix darstellungsmatrix darstellungsmatrix\n" + filler(300),
+                "matrix matrix matrix matrix matrix\n" + filler(60),
+                "matrix\n" + filler(150),
+            ] + (0..<7).map { _ in filler(100) }
+        try Fixtures.makePages(pdf, texts)
+        let url = try TestCluster.freshDatabase()
+        let personal = Sandbox()
+        let team = Sandbox()
+        let onTeam = ["MARGIN_LIBRARY": url]
+        try personal.ok("add", "-q", pdf)
+        #expect(try team.margin.run(["add", "-q", pdf], environment: onTeam).status == 0)
+        func pages(_ box: Sandbox, _ environment: [String: String]) throws -> [Int] {
+            let result = try box.margin.run(["search", "matrix", "--json"], environment: environment)
+            #expect(result.status == 0, "\(result)")
+            return try #require(try result.json() as? [[String: Any]]).compactMap { $0["page"] as? Int }
+        }
+        let sqlite = try pages(personal, [:])
+        let postgres = try pages(team, onTeam)
+        // FTS5's bm25 ("matrix" on 3 pages of 10: weight 0.76; "darstellungsmatrix" on 1: 1.85): page 1,
+        // 0.76 × sat(1) + 1.85 × sat(2) on 303 words = 2.27, before page 2, 0.76 × sat(5) on 65 = 1.45.
+        // PostgreSQL: page 1's 3 against page 2's 5, one weight: page 2 first.
+        #expect(sqlite == [1, 2, 3])
+        #expect(Set(postgres) == Set(sqlite))
+        withKnownIssue("PostgreSQL sums a term's words' counts: page 2 before page 1") {
+            #expect(postgres == sqlite)
+        }
+    }
+
     static let files = [
         "sample.pdf", "second.pdf", "prose.pdf", "prose-revised.pdf", "layout.pdf", "word-export.pdf",
         "untitled-notes.pdf", "sample-revised.pdf", "sample-v2.pdf", "cjk.pdf",

@@ -94,13 +94,6 @@ extension StoreReader {
             }, uniquingKeysWith: { a, _ in a })
     }
 
-    public func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
-        guard !books.isEmpty else { return [:] }
-        return Dictionary(
-            try fetch(Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(books) && !Predicate.isNull("labels")))
-                .compactMap { guide in guide.labels.map { (guide.bookId, $0) } }, uniquingKeysWith: { a, _ in a })
-    }
-
     public func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
         var searched = Query<Book>()
         if let books { searched = searched.filter(Book.Fields.id.isIn(books)) }

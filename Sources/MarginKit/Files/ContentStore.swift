@@ -23,8 +23,9 @@ public struct ContentStore: BlobStore {
         isRegularFile(path(for: sha256))
     }
 
-    /// Which of these SHA-256s the store holds: looked up from the open `pdfs/` folder, so each
-    /// lookup walks two path components, not the whole path.
+    /// Which of these SHA-256s the store has (a personal library's store is this machine's):
+    /// looked up from the open `pdfs/` folder, so each lookup walks two path components, not the
+    /// whole path.
     public func cachedHere(_ sha256s: [String]) -> Set<String> {
         let folder = open(root + "/pdfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { return [] }

@@ -317,9 +317,9 @@ struct PostgresStore: StoreWriter, TextIndex {
             binds, kinds: "[Int64]"
         ).rows
         return Dictionary(
-            try rows.map { row in
+            try rows.compactMap { row in
                 let (book, labels) = try row.decode((Int64, String).self)
-                return (book, try BookGuide.labels(json: labels))
+                return BookGuide.labels(json: labels).map { (book, $0) }
             }, uniquingKeysWith: { a, _ in a })
     }
 

@@ -144,7 +144,7 @@ struct SQLiteStore: StoreWriter, TextIndex {
         var labels = [Int64: [String]]()
         while let row = try rows.next() {
             let text: String = row[1]
-            labels[row[0]] = try BookGuide.labels(json: text)
+            labels[row[0]] = BookGuide.labels(json: text)
         }
         return labels
     }

@@ -297,6 +297,31 @@ import Testing
         #expect(try pages("\"marmalade quokka\"", text).isEmpty)
     }
 
+    /// Page labels stored damaged (no JSON, as only the library's owner can write behind the
+    /// triggers) leave a team search going, its hits shown by page number; a damaged outline is
+    /// one clear error naming the book.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aDamagedGuideIsReadWithoutItsLabels() throws {
+        let url = try TestCluster.freshDatabase()
+        let box = Sandbox()
+        let team = ["MARGIN_LIBRARY": url]
+        #expect(try box.margin.run(["add", "-q", Fixtures.pdf("outlined.pdf")], environment: team).status == 0)
+        func hits() throws -> [[String: Any]] {
+            let result = try box.margin.run(["search", "motivation", "--json"], environment: team)
+            #expect(result.status == 0, "\(result)")
+            return try #require(try result.json() as? [[String: Any]])
+        }
+        #expect(try hits().first?["pageLabel"] as? String == "1")
+        try TestCluster.psql(url, "UPDATE margin.guide SET labels = '[1,'")
+        let found = try hits()
+        #expect(found.first?["page"] as? Int == 3 && found.first?["pageLabel"] as? String == nil, "\(found)")
+        try TestCluster.psql(url, "UPDATE margin.guide SET outline = '{'")
+        let failed = try box.margin.run(["toc", "1"], environment: team)
+        #expect(failed.status != 0)
+        #expect(failed.stderr.hasPrefix("error: the outline stored for book 1 is damaged"), "\(failed)")
+    }
+
     /// A term found inside other words ranks as SQLite's FTS5 ranks it there: each word holding
     /// it (`matrix`, `darstellungsmatrix`) a phrase of the query with its own weight and its own
     /// saturation. PostgreSQL sums the words' counts into one frequency a term, so a page with a

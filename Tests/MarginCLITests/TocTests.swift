@@ -24,6 +24,34 @@ import Testing
         #expect(none.stdout.isEmpty && none.stderr.contains("has no outline"))
     }
 
+    /// A book's guide changed by hand (or another tool) into text that is no JSON: damaged page
+    /// labels only name pages, so a search and `toc` go on without them; a damaged outline is
+    /// one clear error naming the book, and the library is left as it was.
+    @Test func aDamagedGuideIsReadWithoutItsLabelsOrRefusedClearly() throws {
+        let box = Sandbox()
+        try box.ok("add", "-q", Fixtures.pdf("outlined.pdf"))
+        let database = box.home + "/library.sqlite"
+        func hits() throws -> [[String: Any]] {
+            try #require(try box.ok("search", "motivation", "--json").json() as? [[String: Any]])
+        }
+        #expect(try hits().first?["pageLabel"] as? String == "1")
+        try runProcess("/usr/bin/sqlite3", [database, "UPDATE guide SET labels = '[1,'"])
+        let found = try hits()
+        #expect(found.first?["page"] as? Int == 3 && found.first?["pageLabel"] as? String == nil, "\(found)")
+        let entries = try #require(try box.ok("toc", "1", "--json").json() as? [[String: Any]])
+        #expect(entries.map { $0["page"] as? Int } == [1, 3, 3, 4, 5, 6])
+        #expect(entries.map { $0["pageLabel"] as? String } == ["1", "3", "3", "4", "5", "6"], "by number: \(entries)")
+
+        try runProcess("/usr/bin/sqlite3", [database, "UPDATE guide SET outline = '{\"title\"'"])
+        let before = try runProcess("/usr/bin/sqlite3", [database, ".dump"]).stdout
+        let failed = try box.fails("toc", "1")
+        #expect(
+            failed.stderr == "error: the outline stored for book 1 is damaged (not the JSON margin writes); "
+                + "restore the library from a copy, or remove the book and add it again\n", "\(failed)")
+        #expect(try runProcess("/usr/bin/sqlite3", [database, ".dump"]).stdout == before)
+        #expect(try hits().first?["page"] as? Int == 3, "a search reads no outline")
+    }
+
     /// The outline is stored with the text: `toc` needs no PDF. A library from before it was
     /// stored (v7) reads the PDF, and says how to get it when it is gone.
     /// Named destinations however the PDF holds them: the catalog's /Dests or the /Names tree,

@@ -91,24 +91,41 @@ public struct BookGuide: Model, Equatable {
         id = try container.decodeIfPresent(Int64.self, forKey: .id)
         bookId = try container.decode(Int64.self, forKey: .bookId)
         if let text = try? container.decodeIfPresent(String.self, forKey: .labels) {
-            labels = try Self.labelTexts.decode(text)
+            labels = Self.labels(json: text)
         } else {
             labels = try container.decodeIfPresent([String].self, forKey: .labels)
         }
         if let text = try? container.decode(String.self, forKey: .outline) {
-            outline = try Self.outlineTexts.decode(text)
+            do {
+                outline = try Self.outlineTexts.decode(text)
+            } catch {
+                throw DamagedGuide(bookId: bookId)
+            }
         } else {
             outline = try container.decode([OutlineItem].self, forKey: .outline)
         }
     }
 
-    /// A book's page labels from a store's JSON text, decoded once a process (as a guide's).
-    public static func labels(json text: String) throws -> [String] {
-        try labelTexts.decode(text)
+    /// A book's page labels from a store's JSON text, decoded once a process (as a guide's); nil
+    /// when the text is no list of texts (written by hand or by another tool): the labels only
+    /// name the pages, which are then shown by number, and a search or `toc` goes on.
+    public static func labels(json text: String) -> [String]? {
+        try? labelTexts.decode(text)
     }
 
     static let labelTexts = DecodedJSONTexts<[String]>()
     static let outlineTexts = DecodedJSONTexts<[OutlineItem]>()
+}
+
+/// A book's outline as a store holds it is not the JSON margin writes (changed by hand or by
+/// another tool).
+public struct DamagedGuide: Error, LocalizedError, Sendable {
+    public var bookId: Int64
+
+    public var errorDescription: String? {
+        "the outline stored for book \(bookId) is damaged (not the JSON margin writes); restore the library "
+            + "from a copy, or remove the book and add it again"
+    }
 }
 
 /// JSON texts decoded once: each text's value kept, up to 16 MiB of texts (then all are let go).

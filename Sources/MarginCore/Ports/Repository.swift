@@ -59,7 +59,8 @@ public protocol StoreReader {
     func titles(of books: [Int64]) throws -> [Int64: String]
     /// The printed page numbers of the books with these ids that label their pages
     /// (`BookGuide.labels`), by id: what a search shows of a hit's page, without reading the
-    /// books' outlines.
+    /// books' outlines. Labels stored damaged (not a list of texts) are left out, as a guide
+    /// reads them.
     func pageLabels(of books: [Int64]) throws -> [Int64: [String]]
 }
 

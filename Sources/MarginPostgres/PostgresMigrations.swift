@@ -727,6 +727,44 @@ enum PostgresMigrations {
                 AS $$ SELECT pg_catalog.hashtext(a || ' ' || b) $$
             """
         ),
+        (
+            // Each page's length in words beside each of its words (`page_word.length`, in the
+            // index the words' pages are read from), so a search ranks each word a term stands
+            // for apart, as SQLite's FTS5 does: its own weight and its own saturation on the page,
+            // which depends on the page's length (summed as the words' rows are grouped by page,
+            // with no look-up of each page first). Kept by the page's trigger, as its words are:
+            // a page's new length (its words unchanged) is set on its rows.
+            "v17-word-lengths",
+            """
+            ALTER TABLE page_word DROP CONSTRAINT page_word_pkey, ADD COLUMN length integer NOT NULL DEFAULT 0;
+            DROP INDEX page_word_page;
+            UPDATE page_word w SET length = p.words FROM page p WHERE p.id = w.page AND p.words <> 0;
+            ALTER TABLE page_word ALTER COLUMN length DROP DEFAULT, ADD PRIMARY KEY (word, page) INCLUDE (count, length);
+            CREATE INDEX page_word_page ON page_word(page);
+            CREATE OR REPLACE FUNCTION index_page() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+                SET search_path = margin, pg_temp AS $$
+            DECLARE words text[];
+            DECLARE counts integer[];
+            BEGIN
+                IF TG_OP = 'UPDATE' THEN
+                    IF NEW.norm IS NOT DISTINCT FROM OLD.norm AND NEW.id = OLD.id THEN
+                        IF NEW.words IS DISTINCT FROM OLD.words THEN
+                            UPDATE margin.page_word SET length = NEW.words WHERE page = NEW.id;
+                        END IF;
+                        RETURN NULL;
+                    END IF;
+                    DELETE FROM margin.page_word WHERE page = OLD.id;
+                END IF;
+                SELECT array_agg(w.word ORDER BY w.word), array_agg(w.count ORDER BY w.word) INTO words, counts
+                    FROM margin.page_words(NEW.norm) w;
+                -- In one order, so writers adding the same new words wait for each other, never in a circle.
+                INSERT INTO margin.word(word) SELECT unnest(words) ON CONFLICT DO NOTHING;
+                INSERT INTO margin.page_word(word, page, count, length)
+                    SELECT w, NEW.id, c, NEW.words FROM unnest(words, counts) AS x(w, c);
+                RETURN NULL;
+            END $$
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

@@ -688,28 +688,44 @@ struct PostgresStore: StoreWriter, TextIndex {
     }
 
     /// Okapi BM25 of a page for the terms, as SQLite's FTS5 ranks (`bm25`): term frequencies
-    /// counted in the folded text, each term weighted by how rare it is in the library.
+    /// counted in the folded text, each term weighted by how rare it is in the library; of
+    /// several, only the rare ones when some are common (`rankingTerms`).
     private func relevance(_ terms: [String], _ sql: inout SQLBuilder) throws -> (columns: String, score: String) {
         let (pages, average) = try libraryStatistics()
         var columns = [String]()
         var parts = [String]()
-        for (index, term) in terms.enumerated() where !term.isEmpty {
+        let ranking = try rankingTerms(terms.indices.filter { !terms[$0].isEmpty }) {
+            try pagesHoldingText(terms[$0])
+        }
+        for index in ranking {
+            let term = terms[index]
             var weight = 1.0
-            if terms.count > 1 {
-                weight = try statistics.weight(of: term) {
-                    var holding = SQLBuilder(table: "page")
-                    let filter = holding.contains([term], books: nil, phrases: try phraseWords([term]))
-                    let count =
-                        try run("SELECT count(*)::float8 FROM page\(filter)", holding.binds).rows.first?.decode(
-                            Double.self) ?? 0
-                    return bm25Weight(pages: pages, holding: count)
-                }
-            }
+            if ranking.count > 1 { weight = bm25Weight(pages: pages, holding: try pagesHoldingText(term)) }
             // Each frequency worked out once per page (the text is read once for it).
             columns.append(textFrequency(term, column: "norm", &sql) + " AS f\(index)")
             parts.append(bm25(weight: weight, frequency: "f\(index)", length: "words", average: average, &sql))
         }
         return (columns.joined(separator: ", "), parts.isEmpty ? "0" : "(" + parts.joined(separator: " + ") + ")")
+    }
+
+    /// How many pages of the library hold a term in their text (counted within the minute).
+    func pagesHoldingText(_ term: String) throws -> Double {
+        try statistics.pages(holding: term) {
+            var holding = SQLBuilder(table: "page")
+            let filter = holding.contains([term], books: nil, phrases: try phraseWords([term]))
+            return try run("SELECT count(*)::float8 FROM page\(filter)", holding.binds).rows.first?.decode(Double.self)
+                ?? 0
+        }
+    }
+
+    /// Of the terms a search ranks by (their indices), those SQLite's index ranks by
+    /// (`SQLiteStore.candidatePages`): of several, the ones on at most `rankedPages` pages
+    /// (`pages`: how many hold each) when others are on more (those only narrow the pages
+    /// down); else all.
+    func rankingTerms(_ ranked: [Int], pages: (Int) throws -> Double) throws -> [Int] {
+        guard ranked.count > 1 else { return ranked }
+        let rare = try ranked.filter { try pages($0) <= Double(SearchRanking.rankedPages) }
+        return rare.isEmpty ? ranked : rare
     }
 
     /// The library's page count and average page length in index words (see `PageStatistics`).
@@ -1067,19 +1083,44 @@ final class CountedCandidates: @unchecked Sendable {
 }
 
 /// The library's page count and average page length (in index words) that ranking weighs
-/// with, and the weights of the terms searched lately, each worked out at most once a minute:
-/// they move slowly, and reading them is a pass over every page (or every page holding a term).
+/// with, and how many pages hold each of the terms (and words) searched lately, each worked
+/// out at most once a minute: they move slowly, and reading them is a pass over every page (or
+/// every page holding a term).
 final class PageStatistics: @unchecked Sendable {
     private let lock = NSLock()
     private var known: (pages: Double, average: Double, at: Date)?
-    private var weights = [String: (value: Double, at: Date)]()
+    private var holding = [String: (value: Double, at: Date)]()
+    private var wordsHolding = [String: (value: Double, at: Date)]()
     private var narrowing = [String: (value: PhraseNarrowing, at: Date)]()
-    /// Terms (and phrases) whose weights (and narrowing groups) are kept.
+    /// Terms (and phrases, and words) whose page counts (and narrowing groups) are kept.
     static let keptWeights = 1_000
 
-    /// A term's weight, as worked out within the minute.
-    func weight(of term: String, _ compute: () throws -> Double) throws -> Double {
-        try withinTheMinute(\.weights, term, compute)
+    /// How many pages hold a term, as counted within the minute.
+    func pages(holding term: String, _ compute: () throws -> Double) throws -> Double {
+        try withinTheMinute(\.holding, term, compute)
+    }
+
+    /// How many pages hold each of the vocabulary's `words` as a word, as counted within the
+    /// minute: those not counted then are counted together (`compute`, given them in order).
+    func pages(holdingWords words: [String], _ compute: ([String]) throws -> [Double]) throws -> [String: Double] {
+        let now = Date()
+        var found = [String: Double]()
+        lock.withLock {
+            for word in words {
+                if let known = wordsHolding[word], now.timeIntervalSince(known.at) < 60 { found[word] = known.value }
+            }
+        }
+        let missing = Array(Set(words).subtracting(found.keys)).sorted()
+        guard !missing.isEmpty else { return found }
+        let counted = try compute(missing)
+        lock.withLock {
+            if wordsHolding.count + missing.count > Self.keptWeights { wordsHolding.removeAll(keepingCapacity: true) }
+            for (word, count) in zip(missing, counted) {
+                found[word] = count
+                wordsHolding[word] = (count, now)
+            }
+        }
+        return found
     }
 
     /// Which of a phrase's groups of words narrow its pages enough, and how many words each

@@ -2,12 +2,11 @@ import Foundation
 import MarginCore
 import PostgresNIO
 
-/// A search term as the page words answer it: the words of the vocabulary holding it, and how
-/// many times each holds it; none at all (`lookedUp` false) for a term they don't answer, which
-/// the text of the pages the other terms find is searched for.
+/// A search term as the page words answer it: the words of the vocabulary holding it; none at
+/// all (`lookedUp` false) for a term they don't answer, which the text of the pages the other
+/// terms find is searched for.
 struct WordTerm {
     var words: [String] = []
-    var counts: [Int64] = []
     var lookedUp = false
 }
 
@@ -56,18 +55,14 @@ extension PostgresStore {
         guard !asked.isEmpty else { return nil }
         var sql = SQLBuilder(table: "word")
         let parts = asked.map { index in
-            let text = sql.bind(.text(terms[index]))
             let pattern = sql.bind(.text("%" + terms[index] + "%"))
-            return
-                "(SELECT \(index)::int8, word, ((length(word) - length(replace(word, \(text), ''))) / length(\(text)))::int8 "
-                + "FROM word WHERE word LIKE \(pattern) LIMIT \(Self.countedInWords + 1))"
+            return "(SELECT \(index)::int8, word FROM word WHERE word LIKE \(pattern) LIMIT \(Self.countedInWords + 1))"
         }
         var found = Array(repeating: WordTerm(), count: terms.count)
         for index in asked { found[index].lookedUp = true }
         for row in try run(parts.joined(separator: " UNION ALL "), sql.binds, kinds: sql.kinds).rows {
-            let (index, word, count) = try row.decode((Int64, String, Int64).self)
+            let (index, word) = try row.decode((Int64, String).self)
             found[Int(index)].words.append(word)
-            found[Int(index)].counts.append(count)
         }
         for index in asked where found[index].words.count > Self.countedInWords { found[index] = WordTerm() }
         return found.contains(where: \.lookedUp) ? found : nil
@@ -251,27 +246,51 @@ extension PostgresStore {
     /// names `count-as-ranks`: counted, then ranked, as two).
     static let countsAsRanks = FastPaths.isOn("count-as-ranks")
 
-    /// The pages holding every term (`found`: a page and each word term's count on it), the pages'
-    /// rows beside them (`pages`, alias `p`, with their conditions) and the score ranking them,
-    /// Okapi BM25 by the `ranked` terms, with the arguments bound for all three.
+    /// The pages holding every term (`found`: a page and its part of the score from the words,
+    /// `s`), the pages' rows beside them (`pages`, alias `p`, with their conditions) and the score
+    /// ranking them, Okapi BM25 as SQLite's FTS5 works it out (`bm25`), with the arguments bound
+    /// for all three. FTS5 asks for a term found inside other words as a choice of those words,
+    /// each a phrase of the query with its own weight (by how many pages hold it) and its own
+    /// count on a page: so each word a term stands for is weighed and counted apart here (a page
+    /// with "darstellungsmatrix" twice and "matrix" once comes before one with "matrix" five
+    /// times, as in SQLite). The terms ranked by are `rankingTerms`' of `ranked`; a term the
+    /// words don't answer is counted in the text as a whole.
     private func rankScore(
         _ found: [WordTerm], terms: [String], ranked: [Int], books: [Int64]?, words: WordTier,
         flagging: [[String]]? = nil, _ sql: inout SQLBuilder
     ) throws -> (found: String, pages: String, conditions: Bool, expression: String, binds: PostgresBindings) {
         let (pages, average) = try libraryStatistics()
-        let matched = matching(found, terms: terms, books: books, words: words, flagging: flagging, &sql)
-        var parts = [String]()
-        for index in ranked {
-            var weight = 1.0
-            if ranked.count > 1 {
-                weight = try statistics.weight(of: terms[index]) {
-                    bm25Weight(pages: pages, holding: try pagesHolding(found[index], term: terms[index]))
-                }
-            }
-            parts.append(
-                bm25(weight: weight, frequency: matched.frequencies[index], length: "p.words", average: average, &sql))
+        let ranking = try rankingTerms(ranked) { try pagesHolding(found[$0], term: terms[$0]) }
+        // One word ranked by alone: its weight orders nothing.
+        let weighs = ranking.count > 1 || ranking.contains { found[$0].words.count > 1 }
+        let counted =
+            weighs
+            ? try wordsHolding(ranking.filter { found[$0].lookedUp }.flatMap { found[$0].words }) : [:]
+        var weights = [[Double]]()
+        for (index, term) in found.enumerated() where term.lookedUp {
+            weights.append(
+                term.words.map { word in
+                    guard ranking.contains(index) else { return 0 }
+                    return weighs ? bm25Weight(pages: pages, holding: counted[word] ?? 0) : 1
+                })
         }
-        return (matched.found, matched.pages, matched.conditions, parts.joined(separator: " + "), sql.binds)
+        let matched = matching(
+            found, terms: terms, books: books, words: words, flagging: flagging,
+            ranking: (weights, average), &sql)
+        var parts = matched.score.map { [$0] } ?? []
+        for index in ranking where !found[index].lookedUp {
+            let weight =
+                ranking.count > 1
+                ? bm25Weight(pages: pages, holding: try pagesHolding(found[index], term: terms[index])) : 1
+            parts.append(
+                bm25(
+                    weight: weight, frequency: textFrequency(terms[index], column: "p.norm", &sql), length: "p.words",
+                    average: average, &sql))
+        }
+        return (
+            matched.found, matched.pages, matched.conditions, parts.isEmpty ? "0" : parts.joined(separator: " + "),
+            sql.binds
+        )
     }
 
     /// How many pages hold every term, counting up to `cap`.
@@ -287,48 +306,67 @@ extension PostgresStore {
                 .decode(Int64.self) ?? 0)
     }
 
-    /// How many pages of the library hold a term.
+    /// How many pages of the library hold a term (counted within the minute).
     private func pagesHolding(_ found: WordTerm, term: String) throws -> Double {
-        guard !found.lookedUp else {
-            return Double(try countPages([found], terms: [term], books: nil, cap: Int(Int32.max)))
+        guard found.lookedUp else { return try pagesHoldingText(term) }
+        return try statistics.pages(holding: term) {
+            Double(try countPages([found], terms: [term], books: nil, cap: Int(Int32.max)))
         }
-        var sql = SQLBuilder(table: "page")
-        let filter = sql.contains([term], books: nil, phrases: try phraseWords([term]))
-        return try run("SELECT count(*)::float8 FROM page\(filter)", sql.binds).rows.first?.decode(Double.self) ?? 0
+    }
+
+    /// How many pages of the library hold each of the vocabulary's `words` (counted within the
+    /// minute: those not counted then, in one statement).
+    private func wordsHolding(_ words: [String]) throws -> [String: Double] {
+        guard !words.isEmpty else { return [:] }
+        return try statistics.pages(holdingWords: words) { missing in
+            var sql = SQLBuilder(table: "page_word")
+            let counts = try run(
+                "SELECT e.word, (SELECT count(*) FROM page_word WHERE word = e.word)::float8 "
+                    + "FROM unnest(\(sql.bind(array: missing))::text[]) AS e(word)", sql.binds
+            ).rows.map { try $0.decode((String, Double).self) }
+            let byWord = Dictionary(counts, uniquingKeysWith: { a, _ in a })
+            return missing.map { byWord[$0] ?? 0 }
+        }
     }
 
     /// The pages holding every term: `found`, a query of each page (`page`) holding the word
-    /// terms and each one's count there (`f0`, `f1`…: from its words, the sum of their counts there
-    /// times the term's count in them); `pages`, the join to each page's row (alias `p`) and the
-    /// conditions on it (`conditions`: whether there are any), the text holding the other terms
-    /// (only the pages holding the word terms are read); each term's count on a page (`frequencies`).
-    /// With `flagging` (groups of words looked up), no tier filters the pages: each has `tier`,
-    /// a bit for each group a word of it holds.
+    /// terms; `pages`, the join to each page's row (alias `p`) and the conditions on it
+    /// (`conditions`: whether there are any), the text holding the other terms (only the pages
+    /// holding the word terms are read). With `ranking` (a weight for each word of each
+    /// looked-up term, in order, and the library's average page length), each page's part of
+    /// its score from its words (`score`): each word's weight times its saturation on the page,
+    /// `bm25`'s, by its count there and the page's length, both from `page_word` (summed as the
+    /// rows are grouped by page). With `flagging` (groups of words looked up), no tier filters
+    /// the pages: each has `tier`, a bit for each group a word of it holds.
     private func matching(
         _ found: [WordTerm], terms: [String], books: [Int64]?, words tier: WordTier = .any,
-        flagging: [[String]]? = nil, _ sql: inout SQLBuilder
-    ) -> (found: String, pages: String, conditions: Bool, frequencies: [String]) {
+        flagging: [[String]]? = nil, ranking: (weights: [[Double]], average: Double)? = nil, _ sql: inout SQLBuilder
+    ) -> (found: String, pages: String, conditions: Bool, score: String?) {
         var words = [String]()
-        var counts = [Int64]()
         var owners = [Int64]()
+        var weights = [Double]()
         var sums = [String]()
-        var frequencies = [String]()
         var conditions = [String]()
         var lookups = 0
         for (index, term) in found.enumerated() {
             if term.lookedUp {
                 words += term.words
-                counts += term.counts
                 owners += Array(repeating: Int64(lookups), count: term.words.count)
-                frequencies.append("found.f\(lookups)")
-                // Summed as float8, exactly (whole numbers far under 2^53): `sum` of int8 adds
-                // numerics ("probability distribution", 3,332 words summed: ranked in 5.9 ms, now 5.1).
-                sums.append("sum((w.count * e.count)::float8) FILTER (WHERE e.lookup = \(lookups)) AS f\(lookups)")
+                weights += ranking?.weights[lookups] ?? []
                 lookups += 1
             } else {
                 conditions.append(sql.holdsFound(terms[index], column: "p.norm"))
-                frequencies.append(textFrequency(terms[index], column: "p.norm", &sql))
             }
+        }
+        var score: String?
+        var weighing = ""
+        if let ranking {
+            // In float8 throughout (an integer times 2.2 would multiply numerics).
+            weighing = ", \(sql.bind(array: weights))::float8[]"
+            sums.append(
+                "sum(e.weight * w.count::float8 * 2.2 / (w.count + 1.2 * (0.25 + 0.75::float8 * w.length / "
+                    + "\(sql.bind(.real(ranking.average)))))) AS s")
+            score = "found.s"
         }
         if let books { conditions.append("p.\"bookId\" = ANY(\(sql.bind(array: books)))") }
         // The tier's words filter the words' pages before they are summed and looked up (after,
@@ -354,9 +392,9 @@ extension PostgresStore {
                 : " HAVING count(DISTINCT e.lookup) = \(lookups)"
         let found =
             "SELECT \((["w.page"] + sums).joined(separator: ", ")) FROM unnest(\(sql.bind(array: words))::text[], "
-            + "\(sql.bind(array: counts))::int8[], \(sql.bind(array: owners))::int8[]\(flags)) "
-            + "AS e(word, count, lookup\(flagging == nil ? "" : ", flag")) "
-            + "CROSS JOIN LATERAL (SELECT page, count FROM page_word WHERE word = e.word OFFSET 0) AS w\(tier) "
+            + "\(sql.bind(array: owners))::int8[]\(flags)\(weighing)) "
+            + "AS e(word, lookup\(flagging == nil ? "" : ", flag")\(ranking == nil ? "" : ", weight")) "
+            + "CROSS JOIN LATERAL (SELECT page, count, length FROM page_word WHERE word = e.word OFFSET 0) AS w\(tier) "
             + "GROUP BY w.page\(having)"
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         // Each word's pages, and then each page, looked up by the index (`OFFSET 0` keeps them
@@ -365,7 +403,7 @@ extension PostgresStore {
         return (
             found,
             "CROSS JOIN LATERAL (SELECT id, \"bookId\", number, words, norm FROM page "
-                + "WHERE id = found.page OFFSET 0) AS p\(filter)", !conditions.isEmpty, frequencies
+                + "WHERE id = found.page OFFSET 0) AS p\(filter)", !conditions.isEmpty, score
         )
     }
 }
@@ -408,9 +446,12 @@ enum PostgresWordClasses {
     }
 }
 
-/// A term's weight in Okapi BM25, by how many of the library's pages hold it.
+/// A term's (or a word's) weight in Okapi BM25, by how many of the library's pages hold it, as
+/// SQLite's FTS5 weighs a phrase of its query: a word on half the pages or more weighs next to
+/// nothing (1e-6), not less.
 func bm25Weight(pages: Double, holding count: Double) -> Double {
-    log((pages - count + 0.5) / (count + 0.5) + 1)
+    let weight = log((pages - count + 0.5) / (count + 0.5))
+    return weight <= 0 ? 1e-6 : weight
 }
 
 /// One term's part of a page's Okapi BM25 score, as SQLite's FTS5 works it out (k1 = 1.2,

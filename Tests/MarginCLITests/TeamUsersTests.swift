@@ -600,19 +600,26 @@ import Testing
                 """)
             #expect(differing == "0", "\(piece)")
         }
-        let before = try admin("SELECT count(*) || ' ' || sum(count) FROM margin.page_word")
+        // Beside each word its page's length (v17), which ranking weighs with.
+        #expect(
+            try admin(
+                "SELECT count(*) FROM margin.page_word w JOIN margin.page p ON p.id = w.page WHERE w.length <> p.words")
+                == "0")
+        let before = try admin("SELECT count(*) || ' ' || sum(count) || ' ' || sum(length) FROM margin.page_word")
 
         // Bob, through psql: he can neither forge words nor take them away (row-level security).
         for forged in [
             "INSERT INTO margin.word VALUES ('forged')",
-            "INSERT INTO margin.page_word SELECT 'forged', id, 1 FROM margin.page LIMIT 1",
+            "INSERT INTO margin.page_word SELECT 'forged', id, 1, 1 FROM margin.page LIMIT 1",
         ] {
             #expect(throws: (any Error).self, "\(forged)") { try TestCluster.psql(team.bobURL, forged) }
         }
         try TestCluster.psql(team.bobURL, "DELETE FROM margin.page_word")
         try TestCluster.psql(team.bobURL, "UPDATE margin.page_word SET count = 0")
+        try TestCluster.psql(team.bobURL, "UPDATE margin.page_word SET length = 1")
         try TestCluster.psql(team.bobURL, "DELETE FROM margin.word")
-        #expect(try admin("SELECT count(*) || ' ' || sum(count) FROM margin.page_word") == before)
+        #expect(
+            try admin("SELECT count(*) || ' ' || sum(count) || ' ' || sum(length) FROM margin.page_word") == before)
         #expect(try admin("SELECT count(*) FROM margin.word WHERE word = 'fox'") == "1")
         #expect(try team.bob("search", "fox", "--json").stdout.contains("\"book\" : 1"))
 

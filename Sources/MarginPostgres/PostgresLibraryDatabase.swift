@@ -185,6 +185,9 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         } catch {
             running.cancel()
             threads.shutdownGracefully { _ in }
+            // Closed here, as `deinit` would: a connection the server dropped in the middle of
+            // these statements (a restart) may not be marked closed yet.
+            try? session.connection.close().wait()
             throw error
         }
     }

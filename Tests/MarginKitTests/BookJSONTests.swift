@@ -248,6 +248,9 @@ import Testing
         // No labels: none, whichever way.
         #expect(try guide(#"{"bookId": 7, "labels": null, "outline": "[]"}"#).labels == nil)
         #expect(try guide(#"{"bookId": 7, "outline": []}"#).labels == nil)
-        #expect(throws: (any Error).self) { try guide(#"{"bookId": 7, "labels": "[not json", "outline": "[]"}"#) }
+        // Labels stored damaged (not JSON): read without them (its pages shown by number), not
+        // refused; a damaged outline is refused.
+        #expect(try guide(#"{"bookId": 7, "labels": "[not json", "outline": "[]"}"#).labels == nil)
+        #expect(throws: (any Error).self) { try guide(#"{"bookId": 7, "labels": null, "outline": "[not json"}"#) }
     }
 }

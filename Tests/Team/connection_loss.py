@@ -133,7 +133,8 @@ for name in ["second.pdf", "mixed.pdf", "prose.pdf"]:
     result = run("add", "-q", os.path.join(fixtures, name))
     adds[name] = [result.returncode, [line for line in result.stderr.splitlines() if line.startswith("error:")]]
     if result.returncode not in (0, 1):
-        report.setdefault("crashes", []).append(result.stderr[-1500:])
+        # Its first lines say what failed, and where.
+        report.setdefault("crashes", []).append(result.stderr[:3000])
 restarter.join()
 books = {b["title"] for b in json.loads(run("list", "--json").stdout)}
 titles = {"second.pdf": "Field Notes", "mixed.pdf": "Mixed Bag", "prose.pdf": "Prose"}

@@ -237,6 +237,7 @@ let package = Package(
                 "MarginCore",
                 "MarginSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -5,7 +5,8 @@ the personal one on SQLite.
 1. `margin db copy` of the bench library (bench/work/search, which bench/bench.py builds) into a
    fresh PostgreSQL database (timed).
 2. Search latency from the command line: each query run alternately on both backends (start-up,
-   connection and all), median of the runs; the hits must be the same on both.
+   connection and all), median of the runs; the hits must be the same on both. PostgreSQL
+   twice: each command a process of its own, and handed to the team helper (MARGIN_TEAM_HELPER).
 3. N = 1, 8, 32 concurrent users of `margin serve` on each backend, searching (70 %) and
    annotating (30 %: memos and bookmarks) for a while: throughput, p50/p99 by kind, failures.
    32 users run four times as long (the issue's 60 s at the default 15), in phases alternating
@@ -24,6 +25,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -83,25 +85,45 @@ print(f"`margin db copy` of the bench library ({report['books']} books, {report[
 print(f"Search from the command line (`margin search Q --json --limit 0`, median of {args.runs} runs, start-up "
       "and connection included; the same hits on both, or the run fails), and whether the first 50 (`margin search "
       "Q --json`, what a user sees first) come in the same order on both, else the first place they differ:\n")
-print("| query | hits | SQLite | PostgreSQL | PostgreSQL / SQLite | first 50 in the same order |")
-print("|---|---:|---:|---:|---:|---|")
+print("The team helper's column: the same commands with `MARGIN_TEAM_HELPER` set, so `margin` hands each to a "
+      "`margin-full` kept running with the library open (started by the first, before the runs).\n")
+print("| query | hits | SQLite | PostgreSQL | PostgreSQL / SQLite | PostgreSQL, team helper | helper / SQLite "
+      "| first 50 in the same order |")
+print("|---|---:|---:|---:|---:|---:|---:|---|")
 mismatches = []
 misordered = []
+HELPED = dict(BACKENDS["PostgreSQL"], MARGIN_TEAM_HELPER="10")
+
+
+def helper_pid():
+    status = subprocess.run([MARGIN, "db", "status", "--json"], env=HELPED, capture_output=True, text=True)
+    return (json.loads(status.stdout or "{}").get("helper") or {}).get("pid")
+
+
+subprocess.run([MARGIN, "list"], env=HELPED, capture_output=True, check=True)
+for _ in range(100):
+    if helper_pid():
+        break
+    time.sleep(0.1)
+else:
+    sys.exit("team-load: the team helper did not start")
+CLI_BACKENDS = dict(BACKENDS, **{"helper": HELPED})
 for query in QUERIES:
-    times = {backend: [] for backend in BACKENDS}
+    times = {backend: [] for backend in CLI_BACKENDS}
     answers = {}
     for _ in range(args.runs):
-        for backend, env in BACKENDS.items():
+        for backend, env in CLI_BACKENDS.items():
             t0 = time.perf_counter()
             result = subprocess.run([MARGIN, "search", query, "--json", "--limit", "0"], env=env,
                                     capture_output=True, text=True)
             times[backend].append(time.perf_counter() - t0)
             hits = json.loads(result.stdout or "[]")
             answers[backend] = sorted((h["page"], h["snippet"]) for h in hits)
-    if answers["SQLite"] != answers["PostgreSQL"]:
+    if answers["SQLite"] != answers["PostgreSQL"] or answers["helper"] != answers["PostgreSQL"]:
         mismatches.append(query)
     sqlite = statistics.median(times["SQLite"]) * 1000
     postgres = statistics.median(times["PostgreSQL"]) * 1000
+    helped = statistics.median(times["helper"]) * 1000
     first = {}
     for backend, env in BACKENDS.items():
         result = subprocess.run([MARGIN, "search", query, "--json"], env=env, capture_output=True, text=True)
@@ -112,7 +134,9 @@ for query in QUERIES:
         misordered.append(query)
     order = "yes" if place is None else f"no: from hit {place + 1}"
     print(f"| {query} | {len(answers['SQLite'])} | {sqlite:.0f} ms | {postgres:.0f} ms | {postgres / sqlite:.2f}× "
-          f"| {order} |")
+          f"| {helped:.0f} ms | {helped / sqlite:.2f}× | {order} |")
+if helper_pid():
+    os.kill(helper_pid(), signal.SIGKILL)
 if mismatches:
     print(f"\n**Different hits** for: {', '.join(mismatches)}")
 if misordered:

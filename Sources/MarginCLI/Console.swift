@@ -4,9 +4,16 @@ import MarginKit
 
 /// Writing to the terminal: results on stdout, messages on stderr.
 enum Console {
-    /// Asked once: a table's cells ask for each of them.
-    static let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
-    static let stderrIsTTY = isatty(STDERR_FILENO) == 1
+    /// Asked once a command (a table's cells ask for each of them): at start, and again by the
+    /// team helper for each command it runs on another process's descriptors (`TeamHelper`).
+    nonisolated(unsafe) static var stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+    nonisolated(unsafe) static var stderrIsTTY = isatty(STDERR_FILENO) == 1
+
+    /// Asks again where stdout and stderr go (the team helper, once it has taken a command's).
+    static func askTerminalAgain() {
+        stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+        stderrIsTTY = isatty(STDERR_FILENO) == 1
+    }
 
     /// A message on stderr, control characters removed.
     static func error(_ message: String) {

@@ -53,6 +53,8 @@ struct GlobalOptions: ParsableArguments {
             OpenLibraries.shared.keep(library)
             return library
         }
+        let place = "\(paths.location) \(paths.database) \(allUsers) \(readers)"
+        if paths.location.isServer, let open = OpenLibraries.shared.opened(place) { return open }
         let library = try Library(
             paths: paths,
             configuration: Settings.configuration,
@@ -67,6 +69,7 @@ struct GlobalOptions: ParsableArguments {
             return try backend.open(url, environmentVariables["PGPASSWORD"], allUsers)
         }
         OpenLibraries.shared.keep(library)
+        if paths.location.isServer { OpenLibraries.shared.keep(library, for: place) }
         return library
     }
 
@@ -97,8 +100,24 @@ final class AbsentLibrary: @unchecked Sendable {
 
 final class OpenLibraries: @unchecked Sendable {
     static let shared = OpenLibraries()
+    /// Whether a library opened again is the one opened before (the team helper's commands
+    /// share its connections), else each command opens its own.
+    nonisolated(unsafe) static var keepsOpen = false
     private let lock = NSLock()
     private var libraries = [Library]()
+    private var byPlace = [String: Library]()
+
+    /// The library opened before for `place`, when libraries are kept open.
+    func opened(_ place: String) -> Library? {
+        guard Self.keepsOpen else { return nil }
+        return lock.withLock { byPlace[place] }
+    }
+
+    /// Keeps a library for `place`, when libraries are kept open.
+    func keep(_ library: Library, for place: String) {
+        guard Self.keepsOpen else { return }
+        lock.withLock { byPlace[place] = library }
+    }
 
     func keep(_ library: Library) {
         lock.lock()

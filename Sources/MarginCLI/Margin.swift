@@ -50,6 +50,11 @@ public struct Margin: AsyncParsableCommand {
                 IsolatedRender.runHelper(
                     Array(CommandLine.arguments.dropFirst(2)), configuration: Settings.configuration))
         }
+        if Services.current.isFull, CommandLine.arguments.dropFirst().first == TeamHelper.helperCommand,
+            CommandLine.arguments.count == 3
+        {
+            Foundation.exit(await TeamHelper.serve(at: CommandLine.arguments[2]))
+        }
         if CommandLine.arguments.dropFirst().first == PopplerIsolation.helperCommand {
             Foundation.exit(
                 PopplerIsolation.runHelper(
@@ -61,6 +66,10 @@ public struct Margin: AsyncParsableCommand {
             !Services.runHere(verb) || namesTeamLibrary(arguments),
             !arguments.contains(where: { $0 == "--help" || $0 == "-h" || $0 == "--version" })
         {
+            // A team library's reading command: its helper answers it, if one runs (`TeamHelper`).
+            if TeamHelper.answers(arguments), let code = TeamHelper.ask(Array(CommandLine.arguments.dropFirst())) {
+                Foundation.exit(code)
+            }
             Services.runFull()
         }
         var command: any ParsableCommand
@@ -100,6 +109,7 @@ public struct Margin: AsyncParsableCommand {
             try await run(command)
             OpenLibraries.shared.finishWriting()
             if let note = AbsentLibrary.shared.note { Console.error(note) }
+            if Services.current.isFull, namesTeamLibrary(arguments) { TeamHelper.startIfAbsent(arguments) }
             Foundation.exit(0)
         } catch is NeedsFullExecutable {
             // A team library, or a PDF to fetch: nothing was written yet.
@@ -123,13 +133,18 @@ public struct Margin: AsyncParsableCommand {
     /// Prints an error as one `error: …` line (hints may follow) and exits non-zero; help and
     /// version requests print to stdout and exit 0.
     static func exit(reporting error: any Error, in command: (any ParsableCommand.Type)? = nil) -> Never {
+        Foundation.exit(report(error, in: command))
+    }
+
+    /// Prints an error as `exit(reporting:in:)` does, and returns the exit status it would end with.
+    static func report(_ error: any Error, in command: (any ParsableCommand.Type)? = nil) -> Int32 {
         let code = exitCode(for: error)
         if let error = error as? ExitCode {
-            Foundation.exit(error.rawValue)
+            return error.rawValue
         }
         if code == .success {
             print(fullMessage(for: error))
-            Foundation.exit(0)
+            return 0
         }
         if code == .validationFailure {
             // An argument error: say it, then how to use the command.
@@ -147,10 +162,10 @@ public struct Margin: AsyncParsableCommand {
             }
             Console.error("error: \(message(for: error))")
             if !usage.isEmpty { Console.error(usage.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            Foundation.exit(code.rawValue)
+            return code.rawValue
         }
         Console.error("error: \(userMessage(for: error))")
-        Foundation.exit(code == .success ? 1 : code.rawValue)
+        return code == .success ? 1 : code.rawValue
     }
 
     /// Refuses a command name that doesn't exist (also after `help`), suggesting the closest.

@@ -52,11 +52,16 @@ public struct Services: Sendable {
     /// The name of the executable that can do everything.
     static let fullName = "margin-full"
 
-    /// Replaces this process with `margin-full` (beside this executable), same arguments.
-    static func runFull() -> Never {
+    /// `margin-full`'s path: beside this executable.
+    static func fullExecutable() -> String {
         let me =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let full = (me as NSString).deletingLastPathComponent + "/" + fullName
+        return (me as NSString).deletingLastPathComponent + "/" + fullName
+    }
+
+    /// Replaces this process with `margin-full` (beside this executable), same arguments.
+    static func runFull() -> Never {
+        let full = fullExecutable()
         let arguments = CommandLine.arguments.map { strdup($0) } + [nil]
         execv(full, arguments)
         let reason = String(cString: strerror(errno))

@@ -122,7 +122,11 @@ extension Margin {
         struct Status: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "status",
-                abstract: "Show the schema version, pending migrations, counts and paths."
+                abstract: "Show the schema version, pending migrations, counts and paths.",
+                discussion: """
+                    On a team library also the team helper answering its commands, if one runs \
+                    (MARGIN_TEAM_HELPER=MINUTES starts one: see the README).
+                    """
             )
 
             @OptionGroup var global: GlobalOptions
@@ -130,7 +134,8 @@ extension Margin {
             func run() async throws {
                 let library = try global.openLibrary()
                 let status = try await library.status()
-                try await global.show(status) {
+                let helper = library.paths.location.isServer ? TeamHelper.status() : nil
+                try await global.show(StatusView(status: status, helper: helper)) {
                     let size = library.isAbsent ? "not made yet" : formatBytes(status.databaseBytes)
                     Console.out("database   \(status.database)" + (status.user == nil ? " (\(size))" : ""))
                     Console.out("cache      \(status.cache)")
@@ -146,6 +151,27 @@ extension Margin {
                     for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
                         Console.out(padded(said[name] ?? name, 11) + String(count))
                     }
+                    if let helper {
+                        let minutes = helper.idleMinutes.formatted(.number.precision(.fractionLength(0...2)))
+                        Console.out(
+                            "helper     pid \(helper.pid), \(helper.answered) command\(helper.answered == 1 ? "" : "s") answered "
+                                + "since \(helper.since); stops after \(minutes) idle minute\(helper.idleMinutes == 1 ? "" : "s")"
+                        )
+                    }
+                }
+            }
+
+            /// The status, and the team helper answering this library's commands, if one runs.
+            struct StatusView: Encodable {
+                var status: LibraryStatus
+                var helper: HelperStatus?
+
+                enum Keys: String, CodingKey { case helper }
+
+                func encode(to encoder: any Encoder) throws {
+                    try status.encode(to: encoder)
+                    var container = encoder.container(keyedBy: Keys.self)
+                    try container.encodeIfPresent(helper, forKey: .helper)
                 }
             }
         }

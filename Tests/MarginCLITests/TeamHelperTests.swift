@@ -1,0 +1,235 @@
+import Foundation
+import MarginCore
+import TestSupport
+import Testing
+
+/// The team helper (`MARGIN_TEAM_HELPER`): a `margin-full` kept running for a team library that
+/// answers its reading commands with the library open. Real helper processes, a real cluster.
+@Suite struct TeamHelperTests {
+    /// A team library with two books, and a way to run margin on it with the helper on.
+    struct Team {
+        let box = Sandbox()
+        let url: String
+        /// The helper on, waiting 12 s for a command (the tests stop it themselves).
+        let on = ["MARGIN_TEAM_HELPER": "0.2"]
+
+        init() throws {
+            url = try TestCluster.freshDatabase()
+            let made = try box.margin.run(
+                ["add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf")],
+                environment: ["MARGIN_LIBRARY": url])
+            #expect(made.status == 0, "\(made)")
+        }
+
+        func run(_ arguments: [String], _ extra: [String: String] = [:]) throws -> RunResult {
+            try box.margin.run(arguments, environment: ["MARGIN_LIBRARY": url].merging(extra) { $1 })
+        }
+
+        /// What `db status` says of the helper with these settings, if one runs.
+        func helper(_ settings: [String: String]) throws -> [String: Any]? {
+            let status = try run(["db", "status", "--json"], settings)
+            #expect(status.status == 0, "\(status)")
+            return (try status.json() as? [String: Any])?["helper"] as? [String: Any]
+        }
+
+        /// Waits (up to 20 s) for a helper with these settings to answer, other than `not`.
+        func waitForHelper(_ settings: [String: String], not old: Int? = nil) throws -> [String: Any]? {
+            for _ in 0..<200 {
+                if let helper = try helper(settings), helper["pid"] as? Int != old { return helper }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return nil
+        }
+    }
+
+    /// The commands compared: as margin-full answers them, then as the helper does.
+    static let commands: [[String]] = [
+        ["search", "inverted index", "--json"],
+        ["search", "index"],
+        ["--json", "list"],
+        ["show", "1", "--json"],
+        ["show", "999"],
+        ["search", "zzzzqqq", "--json", "--suggest"],
+    ]
+
+    /// Output without the times a book was last opened (`show` sets them).
+    static func steady(_ result: RunResult) -> RunResult {
+        var result = result
+        result.stdout = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.contains("\"openedAt\"") }.joined(separator: "\n")
+        return result
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func theHelperAnswersAsMarginFullWouldAndOnlyItsOwnSettings() throws {
+        let team = try Team()
+        let expected = try Self.commands.map { Self.steady(try team.run($0)) }
+        #expect(expected.map(\.status) == [0, 0, 0, 0, 1, 0], "\(expected)")
+        #expect(try team.helper(team.on) == nil, "no helper unless asked")
+
+        // The first command with the helper on runs as always and starts it.
+        let first = Self.steady(try team.run(Self.commands[0], team.on))
+        #expect(first.stdout == expected[0].stdout && first.status == 0)
+        let started = try #require(try team.waitForHelper(team.on))
+        let pid = try #require(started["pid"] as? Int)
+        defer { kill(pid_t(pid), SIGKILL) }
+        #expect(started["answered"] as? Int == 0)
+
+        // Each command's output, errors and exit status exactly as margin-full's, and each
+        // answered by the helper (it counts them).
+        for (index, command) in Self.commands.enumerated() {
+            let answered = Self.steady(try team.run(command, team.on))
+            #expect(answered.status == expected[index].status, "\(command): \(answered)")
+            #expect(answered.stdout == expected[index].stdout, "\(command)")
+            #expect(answered.stderr == expected[index].stderr, "\(command)")
+        }
+        #expect(try team.helper(team.on)?["answered"] as? Int == Self.commands.count)
+        // What it can't parse, it leaves to margin-full, which says what is wrong.
+        let wrong = try team.run(["search", "--bogus", "x"], team.on)
+        #expect(wrong.status != 0 && wrong.stderrLines.first?.hasPrefix("error: ") == true, "\(wrong)")
+        // A command of another kind is not handed to it (margin-full runs it).
+        #expect(try team.run(["db", "status"], team.on).status == 0)
+        #expect(try team.helper(team.on)?["answered"] as? Int == Self.commands.count)
+
+        // Another setting is another helper: this one answers none of those commands.
+        let other = team.on.merging(["MARGIN_RETRIES": "1"]) { $1 }
+        #expect(Self.steady(try team.run(["list", "--json"], other)).stdout == expected[2].stdout)
+        #expect(try team.helper(team.on)?["answered"] as? Int == Self.commands.count)
+        if let second = try team.waitForHelper(other)?["pid"] as? Int { kill(pid_t(second), SIGKILL) }
+
+        // Its socket: in a folder of this user's alone, itself the user's alone.
+        let arguments = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0")
+        let socket = String(try #require(arguments.last))
+        let folder = (socket as NSString).deletingLastPathComponent
+        let folderMode = try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int
+        let socketMode = try FileManager.default.attributesOfItem(atPath: socket)[.posixPermissions] as? Int
+        #expect(folderMode == 0o700 && socketMode == 0o600, "\(folder): \(String(folderMode ?? 0, radix: 8))")
+
+        // Killed: the next command runs as always, and starts a new helper in its place.
+        kill(pid_t(pid), SIGKILL)
+        Thread.sleep(forTimeInterval: 0.2)
+        let after = Self.steady(try team.run(Self.commands[2], team.on))
+        #expect(after.status == 0 && after.stdout == expected[2].stdout, "\(after)")
+        let replaced = try #require(try team.waitForHelper(team.on, not: pid))
+        defer { kill(pid_t(replaced["pid"] as? Int ?? 0), SIGKILL) }
+        #expect(Self.steady(try team.run(Self.commands[3], team.on)).stdout == expected[3].stdout)
+        #expect(try team.helper(team.on)?["answered"] as? Int == 1)
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aHostileClientNeitherStopsNorMisleadsTheHelper() throws {
+        let team = try Team()
+        #expect(try team.run(["list"], team.on).status == 0)
+        let helper = try #require(try team.waitForHelper(team.on))
+        let pid = try #require(helper["pid"] as? Int)
+        defer { kill(pid_t(pid), SIGKILL) }
+        let socket = String(
+            try #require(
+                try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").last))
+        // A length past the limit, bytes that aren't JSON, a command it doesn't answer, a client
+        // that says nothing, one that closes at once, a request without descriptors.
+        let script = """
+            import json, socket, struct, sys, time
+            def client(payload, wait=True):
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(sys.argv[1])
+                if not wait:
+                    s.close()
+                    return b""
+                s.recv(1)
+                if payload is not None: s.sendall(payload)
+                s.settimeout(5)
+                try: got = s.recv(16)
+                except OSError: got = b"?"
+                s.close()
+                return got
+            def framed(obj):
+                body = json.dumps(obj).encode()
+                return struct.pack(">I", len(body)) + body
+            answers = [
+                client(struct.pack(">I", 0xFFFFFFF0) + b"x" * 64),
+                client(struct.pack(">I", 10) + b"not json!!"),
+                client(framed({"arguments": ["add", "/etc/passwd"], "directory": "/"})),
+                client(None),
+                client(None, wait=False),
+                client(framed({"arguments": ["list"], "directory": "/"})),
+            ]
+            print(json.dumps([a.decode("latin-1") for a in answers]))
+            """
+        let said = try runProcess("/usr/bin/python3", ["-c", script, socket], timeout: 60)
+        #expect(said.status == 0, "\(said)")
+        // None of them ran anything ("S": refused, or no answer), and the helper still answers.
+        let answers = try #require(try JSONSerialization.jsonObject(with: Data(said.stdout.utf8)) as? [String])
+        #expect(answers.allSatisfy { $0 == "" || $0 == "S" || $0 == "?" }, "\(answers)")
+        #expect(FileManager.default.fileExists(atPath: "/proc/\(pid)/cmdline"), "the helper still runs")
+        #expect(try team.run(["list", "--json"], team.on).status == 0)
+        #expect(try team.helper(team.on)?["answered"] as? Int == 1)
+        #expect(try team.run(["list"]).stdout == (try team.run(["list"], team.on)).stdout)
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func theHelperKeepsNothingOfTheCommandThatStartedIt() throws {
+        let team = try Team()
+        // A caller waiting for a pipe it gave margin to be closed (as `$(…)` in a shell does):
+        // margin ends, and the helper it started holds none of its descriptors.
+        let settings = ["MARGIN_TEAM_HELPER": "0.21"]
+        let script = """
+            import os, select, subprocess, sys
+            r, w = os.pipe()
+            done = subprocess.run(sys.argv[1:], pass_fds=[w], capture_output=True)
+            os.close(w)
+            ready = select.select([r], [], [], 10)[0]
+            print(done.returncode, "closed" if ready and os.read(r, 1) == b"" else "held open")
+            """
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "MALLOC_ARENA_MAX")
+        environment.merge(
+            ["MARGIN_HOME": team.box.home, "HOME": team.box.home + "/user-home", "MARGIN_LIBRARY": team.url]
+                .merging(settings) { $1 }
+        ) { $1 }
+        let said = try runProcess(
+            "/usr/bin/python3", ["-c", script, MarginRunner.binary, "list"], environment: environment, timeout: 60)
+        let helper = try #require(try team.waitForHelper(settings))
+        let pid = try #require(helper["pid"] as? Int)
+        defer { kill(pid_t(pid), SIGKILL) }
+        #expect(said.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0 closed", "\(said)")
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap { name in
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)")
+        }
+        #expect(!held.contains { $0.hasPrefix("pipe:") }, "\(held)")
+        // Nor its working folder: the helper waits in /.
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd") == "/")
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func theHelperIsOffUnlessAskedAndStopsWhenIdle() throws {
+        let team = try Team()
+        #expect(try team.run(["list"]).status == 0)
+        #expect(try team.run(["list"], ["MARGIN_TEAM_HELPER": "0.2", "MARGIN_PLAIN": "team-helper"]).status == 0)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try team.helper([:]) == nil)
+        #expect(try team.helper(["MARGIN_TEAM_HELPER": "0.2", "MARGIN_PLAIN": "team-helper"]) == nil)
+        // Waiting 3 s for a command, it stops after them (and its socket goes).
+        let brief = ["MARGIN_TEAM_HELPER": "0.05"]
+        #expect(try team.run(["list"], brief).status == 0)
+        let helper = try #require(try team.waitForHelper(brief))
+        let pid = pid_t(try #require(helper["pid"] as? Int))
+        // Gone, or a zombie no one reaped (its parent, margin-full, ended long ago).
+        func running() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+            return stat.split(separator: ")").last?.split(separator: " ").first != "Z"
+        }
+        var gone = false
+        for _ in 0..<150 where !gone {
+            Thread.sleep(forTimeInterval: 0.1)
+            gone = !running()
+        }
+        if !gone { kill(pid, SIGKILL) }
+        #expect(gone, "the helper stopped after its idle time")
+        #expect(try team.helper(brief) == nil)
+    }
+}

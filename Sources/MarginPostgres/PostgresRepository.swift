@@ -792,6 +792,8 @@ struct PostgresStore: StoreWriter, TextIndex {
     func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String] {
         let length = term.unicodeScalars.count
         guard length >= 3 else { return [] }
+        // Its three statements sent together (one wait, not three), then read.
+        if !sent.sending { try sendAhead { _ = try $0.textIndex.wordsSharingTrigrams(with: term, limit: limit) } }
         var binds = PostgresBindings()
         binds.append(term)
         binds.append(Int64(length - 2))

@@ -275,6 +275,35 @@ import Testing
                 "\"suggestions\" : [\n\n  ]"))
     }
 
+    /// The same suggestions from the team helper (`MARGIN_TEAM_HELPER`), which asks for a
+    /// word's near words, and then for their pages, in one wait each.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func theTeamHelperSuggestsTheSame() throws {
+        let box = Sandbox()
+        let url = try TestCluster.freshDatabase()
+        let team = ["MARGIN_LIBRARY": url]
+        let helped = team.merging(["MARGIN_TEAM_HELPER": "0.2"]) { $1 }
+        func run(_ environment: [String: String]) -> ([String]) throws -> RunResult {
+            { arguments in
+                let result = try box.margin.run(arguments, environment: environment)
+                #expect(result.status == 0, "\(arguments): \(result)")
+                return result
+            }
+        }
+        _ = try run(team)(["add", "-q", Fixtures.pdf("sample.pdf"), Fixtures.pdf("second.pdf")])
+        for (query, expected) in Self.cases {
+            #expect(try suggestions(run(helped), query) == expected, "\(query)")
+        }
+        for query in ["zzqxv", "quick", "the"] {
+            #expect(try suggestions(run(helped), query).isEmpty, "\(query)")
+        }
+        let status = try run(helped)(["db", "status", "--json"]).json() as? [String: Any]
+        let helper = status?["helper"] as? [String: Any]
+        if let pid = helper?["pid"] as? Int { kill(pid_t(pid), SIGKILL) }
+        #expect((helper?["answered"] as? Int ?? 0) > 0, "\(String(describing: status))")
+    }
+
     /// Hits are few by how many pages match, not by how many a lower --limit shows: "studied"
     /// is on 18 pages of Think Stats (as itself and as "studies"), so nothing is suggested under
     /// --limit 1 (it once was: "did you mean 'studies'?"), though it is for a word on one page.

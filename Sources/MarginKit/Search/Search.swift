@@ -588,6 +588,10 @@ func suggestedQueries(for query: String, found: Int, options: SearchOptions, _ s
         }
         near.sort { ($0.distance, $0.word) < ($1.distance, $1.word) }
         near = Array(near.prefix(12))
+        // Counted together by a server (`sendAhead`: one wait for all, not one each).
+        try store.sendAhead { ahead in
+            for candidate in near { _ = try ahead.textIndex.pagesHoldingWord(candidate.word, cap: 10_000) }
+        }
         for at in near.indices { near[at].pages = try index.pagesHoldingWord(near[at].word, cap: 10_000) }
         near = near.filter { $0.pages > 0 }
             .sorted { ($0.distance, -$0.pages, $0.word) < ($1.distance, -$1.pages, $1.word) }

@@ -42,6 +42,17 @@ import Testing
         }
     }
 
+    /// Stops a helper a test started, only while the process at `pid` is one: a helper that
+    /// stopped by itself leaves its pid to any process or thread (`kill` of a thread's id
+    /// signals its whole process, this test run's too).
+    static func stopHelper(_ pid: Int?) {
+        guard let pid, pid > 1,
+            let line = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8),
+            line.contains(" __team-helper".replacingOccurrences(of: " ", with: "\u{0}"))
+        else { return }
+        kill(pid_t(pid), SIGKILL)
+    }
+
     /// The commands compared: as margin-full answers them, then as the helper does.
     static let commands: [[String]] = [
         ["search", "inverted index", "--json"],
@@ -73,7 +84,7 @@ import Testing
         #expect(first.stdout == expected[0].stdout && first.status == 0)
         let started = try #require(try team.waitForHelper(team.on))
         let pid = try #require(started["pid"] as? Int)
-        defer { kill(pid_t(pid), SIGKILL) }
+        defer { Self.stopHelper(pid) }
         #expect(started["answered"] as? Int == 0)
 
         // Each command's output, errors and exit status exactly as margin-full's, and each
@@ -96,7 +107,7 @@ import Testing
         let other = team.on.merging(["MARGIN_RETRIES": "1"]) { $1 }
         #expect(Self.steady(try team.run(["list", "--json"], other)).stdout == expected[2].stdout)
         #expect(try team.helper(team.on)?["answered"] as? Int == Self.commands.count)
-        if let second = try team.waitForHelper(other)?["pid"] as? Int { kill(pid_t(second), SIGKILL) }
+        Self.stopHelper(try team.waitForHelper(other)?["pid"] as? Int)
 
         // Its socket: in a folder of this user's alone, itself the user's alone.
         let arguments = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0")
@@ -107,12 +118,12 @@ import Testing
         #expect(folderMode == 0o700 && socketMode == 0o600, "\(folder): \(String(folderMode ?? 0, radix: 8))")
 
         // Killed: the next command runs as always, and starts a new helper in its place.
-        kill(pid_t(pid), SIGKILL)
+        Self.stopHelper(pid)
         Thread.sleep(forTimeInterval: 0.2)
         let after = Self.steady(try team.run(Self.commands[2], team.on))
         #expect(after.status == 0 && after.stdout == expected[2].stdout, "\(after)")
         let replaced = try #require(try team.waitForHelper(team.on, not: pid))
-        defer { kill(pid_t(replaced["pid"] as? Int ?? 0), SIGKILL) }
+        defer { Self.stopHelper(replaced["pid"] as? Int) }
         #expect(Self.steady(try team.run(Self.commands[3], team.on)).stdout == expected[3].stdout)
         #expect(try team.helper(team.on)?["answered"] as? Int == 1)
     }
@@ -124,7 +135,7 @@ import Testing
         #expect(try team.run(["list"], team.on).status == 0)
         let helper = try #require(try team.waitForHelper(team.on))
         let pid = try #require(helper["pid"] as? Int)
-        defer { kill(pid_t(pid), SIGKILL) }
+        defer { Self.stopHelper(pid) }
         let socket = String(
             try #require(
                 try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").last))
@@ -194,7 +205,7 @@ import Testing
             "/usr/bin/python3", ["-c", script, MarginRunner.binary, "list"], environment: environment, timeout: 60)
         let helper = try #require(try team.waitForHelper(settings))
         let pid = try #require(helper["pid"] as? Int)
-        defer { kill(pid_t(pid), SIGKILL) }
+        defer { Self.stopHelper(pid) }
         #expect(said.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0 closed", "\(said)")
         let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap { name in
             try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)")
@@ -228,7 +239,7 @@ import Testing
             Thread.sleep(forTimeInterval: 0.1)
             gone = !running()
         }
-        if !gone { kill(pid, SIGKILL) }
+        if !gone { Self.stopHelper(Int(pid)) }
         #expect(gone, "the helper stopped after its idle time")
         #expect(try team.helper(brief) == nil)
     }

@@ -300,7 +300,7 @@ import Testing
         }
         let status = try run(helped)(["db", "status", "--json"]).json() as? [String: Any]
         let helper = status?["helper"] as? [String: Any]
-        if let pid = helper?["pid"] as? Int { kill(pid_t(pid), SIGKILL) }
+        TeamHelperTests.stopHelper(helper?["pid"] as? Int)
         #expect((helper?["answered"] as? Int ?? 0) > 0, "\(String(describing: status))")
     }
 

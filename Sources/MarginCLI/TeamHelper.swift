@@ -4,7 +4,8 @@ import Foundation
 import MarginCore
 
 /// A `margin-full` kept running for a team library, which answers its reading commands
-/// (`search`, `list`, `show`) with the library already open: its connections made, PostgreSQL's
+/// (`search`, `list`, `show`, `recent`, `toc`, `annotations`, `cite`, and the annotations'
+/// `list`s) with the library already open: its connections made, PostgreSQL's
 /// caches warm, margin's start-up done. A team command otherwise starts `margin-full` and opens a
 /// connection to the server, which alone costs more than a whole search of a library on this
 /// machine (bench/RESULTS.md).
@@ -25,7 +26,9 @@ import MarginCore
 /// ends check the other's user id (`SO_PEERCRED`).
 enum TeamHelper {
     /// The commands the helper answers: reading ones, short, that no Ctrl-C needs to stop.
-    static let verbs: Set<String> = ["search", "list", "show"]
+    static let verbs: Set<String> = ["search", "list", "show", "recent", "toc", "annotations", "cite"]
+    /// The groups whose `list` it answers.
+    static let lists: Set<String> = ["highlight", "memo", "bookmark"]
     /// The helper's own command line: `margin-full __team-helper SOCKET`.
     static let helperCommand = "__team-helper"
     /// How long `margin` waits for the helper to take a command before running it itself.
@@ -46,7 +49,9 @@ enum TeamHelper {
 
     /// Whether the helper would answer these arguments (hoisted: the verb first).
     static func answers(_ arguments: [String]) -> Bool {
-        guard let verb = arguments.first, verbs.contains(verb) else { return false }
+        guard let verb = arguments.first,
+            verbs.contains(verb) || (lists.contains(verb) && arguments.dropFirst().first == "list")
+        else { return false }
         return !arguments.contains { $0 == "--help" || $0 == "-h" || $0 == "--version" }
     }
 

@@ -293,6 +293,8 @@ let package = Package(
             dependencies: [
                 "MarginPostgres", "MarginCore", "StoreConformance", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict),
         .testTarget(

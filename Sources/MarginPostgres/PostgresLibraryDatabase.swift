@@ -567,12 +567,17 @@ final class PostgresSession: @unchecked Sendable {
     /// PostgreSQL's error as the store says it: a lost race to retry, or a failure.
     static func storeError(_ error: any Error, path: String) -> any Error {
         if let error = error as? StoreError { return error }
+        // The connection itself failing under a statement (a server restarting closes it, over
+        // TLS without its closing message): the server can't be reached, as a closed one.
+        if error is ChannelError || error is IOError || error is NIOSSLError {
+            return StoreError.unreachable(path: path, reason: lost)
+        }
         if let error = error as? PSQLError {
             // Class 08, a connection exception; class 57, the server shutting down or starting.
             if let code = error.serverInfo?[.sqlState], code.hasPrefix("08") || code.hasPrefix("57") {
                 return StoreError.unreachable(path: path, reason: PostgresLibraryDatabase.message(error))
             }
-            if [.serverClosedConnection, .clientClosedConnection].contains(error.code) {
+            if [.serverClosedConnection, .clientClosedConnection, .uncleanShutdown].contains(error.code) {
                 return StoreError.unreachable(path: path, reason: lost)
             }
             if error.code == .connectionError {

@@ -1,5 +1,7 @@
 import Foundation
 import MarginCore
+import NIOCore
+import NIOSSL
 import PostgresNIO
 import TestSupport
 import Testing
@@ -108,5 +110,30 @@ import Testing
                 String.self)
         }
         #expect(next == "auto")
+    }
+}
+
+/// A statement whose connection fails under it, however the failure comes (NIO's, TLS's or the
+/// system's), is "can't be reached" (`serve`: 503, retried by a client),
+/// never a failure of the statement (500): as when PostgreSQL restarts.
+@Suite struct ConnectionFailureWordsTests {
+    @Test func aConnectionFailingUnderAStatementIsUnreachable() {
+        // (PostgresNIO's own errors can't be made outside it: connection_loss.py meets them.)
+        let failures: [any Error] = [
+            ChannelError.ioOnClosedChannel, ChannelError.eof, NIOSSLError.uncleanShutdown,
+            IOError(errnoCode: ECONNRESET, reason: "read"),
+        ]
+        for failure in failures {
+            let said = PostgresSession.storeError(failure, path: "postgres://u@h/db")
+            guard case StoreError.unreachable = said else {
+                Issue.record("\(failure) became \(said)")
+                continue
+            }
+        }
+        // A statement's own error stays one.
+        guard case StoreError.failed = PostgresSession.storeError(CocoaError(.fileNoSuchFile), path: "x") else {
+            Issue.record("another error is a failure")
+            return
+        }
     }
 }

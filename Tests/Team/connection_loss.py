@@ -97,6 +97,8 @@ sys.stderr.write("\n".join(f"{a[0]} asked at {a[3] - restarted:+.2f} s, {a[2]:.2
                            for a in answers if a[0] not in (200, 201)) + "\n")
 report["requests"] = len(answers)
 report["statuses"] = sorted({a[0] for a in answers})
+# What any other answer said (for the test's message).
+report["unexpected"] = sorted({f"{a[0]}: {a[1][:300]}" for a in answers if a[0] not in (200, 201, 503)})
 report["failures_said"] = sorted({json.loads(a[1]).get("error", "")[:60] for a in answers if a[0] == 503})
 report["slowest"] = max(a[2] for a in answers)
 report["acknowledged"] = len(acknowledged)

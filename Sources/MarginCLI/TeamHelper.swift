@@ -122,9 +122,10 @@ enum TeamHelper {
         return 1
     }
 
-    /// What the helper running for these settings says of itself, or nil when none answers.
+    /// What the helper running for these settings says of itself, or nil when none answers (or
+    /// the helper is off: then nothing is made or asked, not even its folder).
     static func status() -> HelperStatus? {
-        guard let path = socketPath(), let socket = connectTo(path) else { return nil }
+        guard idleMinutes != nil, let path = socketPath(), let socket = connectTo(path) else { return nil }
         defer { close(socket) }
         guard peerIsMe(socket), waitForByte(socket, within: 2_000) == UInt8(ascii: "H"),
             let body = try? JSONEncoder().encode(Request(arguments: [], directory: "", status: true)),

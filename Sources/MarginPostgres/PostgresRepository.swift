@@ -524,8 +524,22 @@ struct PostgresStore: StoreWriter, TextIndex {
     func candidatePages(
         containing terms: [String], words: WordTier, books: [Int64]?, visit: (PageText) throws -> Bool
     ) throws {
+        try candidatePages(containing: terms, words: words, books: books, wanted: nil, visit: visit)
+    }
+
+    func candidatePages(
+        containing terms: [String], words: WordTier, books: [Int64]?, wanted: Int,
+        visit: (PageText) throws -> Bool
+    ) throws {
+        try candidatePages(containing: terms, words: words, books: books, wanted: Optional(wanted), visit: visit)
+    }
+
+    private func candidatePages(
+        containing terms: [String], words: WordTier, books: [Int64]?, wanted: Int?,
+        visit: (PageText) throws -> Bool
+    ) throws {
         if let found = try wordTerms(terms) {
-            return try candidatePages(found, terms: terms, books: books, words: words, visit: visit)
+            return try candidatePages(found, terms: terms, books: books, words: words, wanted: wanted, visit: visit)
         }
         var sql = SQLBuilder(table: "page")
         let phrases = try phraseWords(terms)
@@ -553,7 +567,8 @@ struct PostgresStore: StoreWriter, TextIndex {
                 terms: key, books: books, count: min(matches, SearchRanking.rankedPages + 1),
                 cap: SearchRanking.rankedPages + 1)
             if matches <= SearchRanking.rankedPages {
-                return try visitPages(rows.map(\.0), first: try firstPages(answer, id: 0), visit: visit)
+                try visitPages(rows.map(\.0), first: try firstPages(answer, id: 0), visit: visit)
+                return
             }
             return try pagesInOrder(terms, books: books, words: words, visit: visit)
         }
@@ -568,7 +583,8 @@ struct PostgresStore: StoreWriter, TextIndex {
                     "SELECT id FROM (SELECT id, \"bookId\", number, words, \(columns) FROM page\(filter)) AS found "
                         + "ORDER BY \(score) DESC, \"bookId\", number", sql.binds
                 ).rows.map { try $0.decode(Int64.self) }
-                return try visitPages(ids, visit: visit)
+                try visitPages(ids, visit: visit)
+                return
             }
         }
         try pagesInOrder(terms, books: books, words: words, visit: visit)
@@ -585,9 +601,10 @@ struct PostgresStore: StoreWriter, TextIndex {
     /// is a round trip to the server, which costs more than reading a few pages too many).
     /// `first`: the first batch's pages, when the statement ranking them read them too
     /// (`rankedWithFirstPages`).
-    func visitPages(_ ids: [Int64], first: [PageText]? = nil, visit: (PageText) throws -> Bool) throws {
+    @discardableResult
+    func visitPages(_ ids: [Int64], first: [PageText]? = nil, visit: (PageText) throws -> Bool) throws -> Bool {
         var first = first
-        _ = try SearchRanking.visitPages(
+        return try SearchRanking.visitPages(
             ids, first: Self.firstPages,
             load: { batch in
                 if let pages = first {

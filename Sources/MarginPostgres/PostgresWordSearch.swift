@@ -73,7 +73,8 @@ extension PostgresStore {
     /// past that, or with none of those, in library order, as the text search gives them (the
     /// first pages come sooner that way than from the words).
     func candidatePages(
-        _ found: [WordTerm], terms: [String], books: [Int64]?, words: WordTier, visit: (PageText) throws -> Bool
+        _ found: [WordTerm], terms: [String], books: [Int64]?, words: WordTier, wanted: Int? = nil,
+        visit: (PageText) throws -> Bool
     ) throws {
         // Ranking looks up every page found (its length, its place), which for a word on most
         // pages costs more than listing the first few in library order: the pages are counted
@@ -94,16 +95,33 @@ extension PostgresStore {
                 tier.map { "count(*) FILTER (WHERE \($0)) AS n, count(*) AS every" }
                 ?? "count(*) AS n, NULL::int8 AS every"
             let kept = (tier.map { [$0] } ?? []) + ["total.n BETWEEN 2 AND \(SearchRanking.rankedPages)"]
-            let answer = try run(
-                "WITH found AS MATERIALIZED (\(score.found)) "
-                    + rankedWithFirstPages(
-                        ["total.n", "total.every", "r.id"],
-                        "FROM (SELECT \(counts) FROM \(counted)) AS total LEFT JOIN LATERAL (SELECT p.id, "
-                            + "\(score.expression) AS score, p.\"bookId\", p.number FROM found \(score.pages)"
-                            + "\(score.conditions ? " AND " : " WHERE ")\(kept.joined(separator: " AND "))) AS r ON true",
-                        order: "r.score DESC, r.\"bookId\", r.number"),
-                score.binds, kinds: sql.kinds
-            ).rows
+            let order = "r.score DESC, r.\"bookId\", r.number"
+            // Only the best when the search takes a few and the pages' scores are their words'
+            // alone: every page is scored, the best few (and those tied with the last) looked up
+            // and sent, with room for some the search turns down.
+            let best = wanted.flatMap { wanted in
+                Self.sendsBest && !score.conditions && score.expression == "found.s" ? wanted + wanted / 4 + 8 : nil
+            }
+            let statement =
+                if let best {
+                    "WITH found AS MATERIALIZED (\(score.found)), total AS (SELECT \(counts) FROM found), best AS "
+                        + "(SELECT found.page, found.s FROM found, total WHERE \(kept.joined(separator: " AND ")) "
+                        + "ORDER BY found.s DESC FETCH FIRST \(best) ROWS WITH TIES) "
+                        + rankedWithFirstPages(
+                            ["total.n", "total.every", "r.id"],
+                            "FROM total LEFT JOIN LATERAL (SELECT p.id, best.s AS score, p.\"bookId\", p.number FROM "
+                                + "best CROSS JOIN LATERAL (SELECT id, \"bookId\", number FROM page WHERE id = best.page "
+                                + "OFFSET 0) AS p) AS r ON true", order: order)
+                } else {
+                    "WITH found AS MATERIALIZED (\(score.found)) "
+                        + rankedWithFirstPages(
+                            ["total.n", "total.every", "r.id"],
+                            "FROM (SELECT \(counts) FROM \(counted)) AS total LEFT JOIN LATERAL (SELECT p.id, "
+                                + "\(score.expression) AS score, p.\"bookId\", p.number FROM found \(score.pages)"
+                                + "\(score.conditions ? " AND " : " WHERE ")\(kept.joined(separator: " AND "))) AS r ON true",
+                            order: order)
+                }
+            let answer = try run(statement, score.binds, kinds: sql.kinds).rows
             let rows = try answer.map { try $0.decode((Int64, Int64?, Int64?).self) }
             let matches = Int(min(rows.first?.0 ?? 0, Int64(cap)))
             self.counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
@@ -115,7 +133,18 @@ extension PostgresStore {
             guard matches <= SearchRanking.rankedPages, matches > 1 else {
                 return try pagesInOrder(terms, books: books, words: words, visit: visit)
             }
-            return try visitPages(rows.compactMap(\.2), first: try firstPages(answer, id: 2), visit: visit)
+            let ids = rows.compactMap(\.2)
+            guard try visitPages(ids, first: try firstPages(answer, id: 2), visit: visit), ids.count < matches else {
+                return
+            }
+            // Past the best: the order of them all, the pages not yet visited read as before.
+            let visited = Set(ids)
+            let rest = try run(
+                "WITH found AS MATERIALIZED (\(score.found)) SELECT p.id FROM found \(score.pages) WHERE "
+                    + "\(tier ?? "true") ORDER BY found.s DESC, p.\"bookId\", p.number", score.binds, kinds: sql.kinds
+            ).rows.map { try $0.decode(Int64.self) }
+            try visitPages(rest.filter { !visited.contains($0) }, visit: visit)
+            return
         }
         let matches = try countPages(found, terms: terms, books: books, words: words, cap: cap)
         counted.record(terms: countKey(terms, words), books: books, count: matches, cap: cap)
@@ -131,6 +160,11 @@ extension PostgresStore {
         ).rows.map { try $0.decode(Int64.self) }
         try visitPages(ids, visit: visit)
     }
+
+    /// Whether a search taking a few pages has only the best of a ranked tier sent (unless
+    /// `MARGIN_PLAIN` names `best-pages`): "probability distribution" scored 679 pages, looked
+    /// up, sorted and sent them all for its first 51.
+    static let sendsBest = FastPaths.isOn("best-pages")
 
     /// Whether a tier the terms' own words tell is counted with the pages holding the terms
     /// (`flaggedGroups`), unless `MARGIN_PLAIN` names `flagged-tiers`.

@@ -367,6 +367,43 @@ import Testing
         #expect(postgres == sqlite)
     }
 
+    /// A search taking a few hits has PostgreSQL send only the best ranked pages; when it turns
+    /// all of those down (here, the pages holding "Alpha" only, for a case-sensitive "alpha"),
+    /// the rest come in the same order as SQLite's.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aSearchPastTheBestPagesSentFindsTheRest() throws {
+        let folder = TemporaryFolder()
+        let pdf = folder.path + "/ranked.pdf"
+        let filler = "beta gamma delta epsilon zeta eta theta iota kappa lambda"
+        // Pages 1–20: "Alpha" 24 down to 5 times, ranked first; pages 21–40: "alpha" once.
+        let texts =
+            (0..<20).map { Array(repeating: "Alpha", count: 24 - $0).joined(separator: " ") + "\n" + filler }
+            + (0..<20).map { "alpha \($0 % 3 == 0 ? "beta" : "gamma")\n" + filler }
+        try Fixtures.makePages(pdf, texts)
+        let url = try TestCluster.freshDatabase()
+        let personal = Sandbox()
+        let team = Sandbox()
+        let onTeam = ["MARGIN_LIBRARY": url]
+        try personal.ok("add", "-q", pdf)
+        #expect(try team.margin.run(["add", "-q", pdf], environment: onTeam).status == 0)
+        func pages(_ box: Sandbox, _ environment: [String: String], _ arguments: [String]) throws -> [Int] {
+            let result = try box.margin.run(["search", "alpha", "--json"] + arguments, environment: environment)
+            #expect(result.status == 0, "\(result)")
+            return try #require(try result.json() as? [[String: Any]]).compactMap { $0["page"] as? Int }
+        }
+        let allSent = onTeam.merging(["MARGIN_PLAIN": "best-pages"]) { $1 }
+        for arguments in [
+            ["--case-sensitive", "--limit", "5"], ["--limit", "5"], ["--case-sensitive", "--limit", "30"],
+        ] {
+            let sqlite = try pages(personal, [:], arguments)
+            #expect(try pages(team, onTeam, arguments) == sqlite, "\(arguments)")
+            #expect(try pages(team, allSent, arguments) == sqlite, "\(arguments)")
+        }
+        #expect(try pages(personal, [:], ["--case-sensitive", "--limit", "5"]) == [21, 22, 23, 24, 25])
+        #expect(try pages(personal, [:], ["--limit", "3"]) == [1, 2, 3])
+    }
+
     static let files = [
         "sample.pdf", "second.pdf", "prose.pdf", "prose-revised.pdf", "layout.pdf", "word-export.pdf",
         "untitled-notes.pdf", "sample-revised.pdf", "sample-v2.pdf", "cjk.pdf",

@@ -17,6 +17,13 @@ public protocol TextIndex {
     func candidatePages(
         containing terms: [String], words: WordTier, books: [Int64]?, visit: (PageText) throws -> Bool
     ) throws
+    /// The same, when `visit` will take no more than `wanted` pages (it may turn others down
+    /// before it has them all): an index that ranks on a server then sends the best so many
+    /// with their order, and the order of the rest only if `visit` goes on past them.
+    func candidatePages(
+        containing terms: [String], words: WordTier, books: [Int64]?, wanted: Int,
+        visit: (PageText) throws -> Bool
+    ) throws
     /// How many pages the index says hold every term, counting no further than `cap` (so the
     /// count costs the same in a library of any size); nil when no term is long enough to ask it.
     func countCandidatePages(containing terms: [String], books: [Int64]?, cap: Int) throws -> Int?
@@ -45,6 +52,13 @@ public protocol TextIndex {
 
 extension TextIndex {
     public func lookAhead(containing terms: [String]) throws {}
+
+    public func candidatePages(
+        containing terms: [String], words: WordTier, books: [Int64]?, wanted: Int,
+        visit: (PageText) throws -> Bool
+    ) throws {
+        try candidatePages(containing: terms, words: words, books: books, visit: visit)
+    }
 
     /// Every candidate page (see `candidatePages(containing:words:books:visit:)`).
     public func candidatePages(containing terms: [String], books: [Int64]?, visit: (PageText) throws -> Bool) throws {

@@ -256,6 +256,14 @@ extension Library {
             hits.append(found)
             return options.limit == 0 || hits.count < options.limit
         }
+        /// A tier's candidate pages, telling the index how many hits the search still takes.
+        func pages(_ terms: [String], words: WordTier, books: [Int64]?, visit: (PageText) throws -> Bool) throws {
+            guard options.limit > 0 else {
+                return try store.textIndex.candidatePages(containing: terms, words: words, books: books, visit: visit)
+            }
+            try store.textIndex.candidatePages(
+                containing: terms, words: words, books: books, wanted: max(1, options.limit - hits.count), visit: visit)
+        }
         // Whole words first: the pages holding each one-word term as a word, then those holding
         // another form of them (`StemPlan`), then the rest, each tier in the index's order
         // (`WordTier`).
@@ -263,7 +271,7 @@ extension Library {
         // Pages shown by a tier, left out of the tiers after it.
         var seen = Set<PageKey>()
         if words.isEmpty {
-            try store.textIndex.candidatePages(containing: indexTerms, books: options.books, visit: { visit($0) })
+            try pages(indexTerms, words: .any, books: options.books, visit: { visit($0) })
         } else {
             var going = true
             // Nearness counts: the pages where the words stand together, as the phrase they make
@@ -281,9 +289,7 @@ extension Library {
                 }
             }
             if going, !over {
-                try store.textIndex.candidatePages(
-                    containing: indexTerms, words: .holding(words), books: options.books
-                ) { page in
+                try pages(indexTerms, words: .holding(words), books: options.books) { page in
                     guard seen.isEmpty || !seen.contains(PageKey(page)) else { return true }
                     going = visit(page)
                     return going
@@ -307,7 +313,7 @@ extension Library {
                     }
                     let tier = WordTier(holding: holding, notHolding: words.map { [$0] })
                     stemmed.append((asked, tier, plan.books))
-                    try store.textIndex.candidatePages(containing: asked, words: tier, books: plan.books) { page in
+                    try pages(asked, words: tier, books: plan.books) { page in
                         if options.isOver {
                             over = true
                             return false
@@ -330,9 +336,7 @@ extension Library {
                 }
             }
             if going, !over {
-                try store.textIndex.candidatePages(
-                    containing: indexTerms, words: .lacking(words), books: options.books
-                ) { page in
+                try pages(indexTerms, words: .lacking(words), books: options.books) { page in
                     seen.isEmpty || !seen.contains(PageKey(page)) ? visit(page) : true
                 }
             }

@@ -38,7 +38,9 @@ test:
 	@# before its PR 5472) copies 256 bytes from each /proc/self/fd entry readdir returns, past the
 	@# end of glibc's buffer; in a thread's arena that buffer can end at an unmapped page (a crash,
 	@# about one run in five), in the main arena there is always padding after it.
-	@MALLOC_ARENA_MAX=1 scripts/with-postgres.sh $(SWIFT) test --skip-build
+	@# No team helper (on by default) left running by the commands tests and their scripts run,
+	@# unless a test asks for one (TeamHelperTests).
+	@MALLOC_ARENA_MAX=1 MARGIN_TEAM_HELPER=0 scripts/with-postgres.sh $(SWIFT) test --skip-build
 	@scripts/check-man.sh
 
 man: deps

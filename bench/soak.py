@@ -39,7 +39,7 @@ subprocess.run(["psql", cluster, "-qc", "CREATE DATABASE soak"], check=True)
 url = cluster.rsplit("/", 1)[0] + "/soak"
 subprocess.run([MARGIN, "db", "copy", "--to", url, "-q"], env=dict(os.environ, MARGIN_HOME=args.library), check=True,
                stdout=subprocess.DEVNULL)
-env = dict(os.environ, MARGIN_HOME=os.path.join(work, "home"), MARGIN_LIBRARY=url)
+env = dict(os.environ, MARGIN_HOME=os.path.join(work, "home"), MARGIN_LIBRARY=url, MARGIN_TEAM_HELPER="0")
 books = json.loads(subprocess.run([MARGIN, "list", "--json"], env=env, capture_output=True, text=True).stdout)
 server, port = start_server(MARGIN, env, "soak")
 

@@ -66,7 +66,9 @@ subprocess.run(["sqlite3", os.path.join(args.library, "library.sqlite"),
 
 BACKENDS = {
     "SQLite": dict(os.environ, MARGIN_HOME=personal),
-    "PostgreSQL": dict(os.environ, MARGIN_HOME=os.path.join(work, "team-home"), MARGIN_LIBRARY=team_url),
+    # Each command a process of its own: no team helper (on by default), which has its own column.
+    "PostgreSQL": dict(os.environ, MARGIN_HOME=os.path.join(work, "team-home"), MARGIN_LIBRARY=team_url,
+                       MARGIN_TEAM_HELPER="0"),
 }
 
 start = time.perf_counter()

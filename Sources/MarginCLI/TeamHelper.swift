@@ -10,9 +10,10 @@ import MarginCore
 /// connection to the server, which alone costs more than a whole search of a library on this
 /// machine (bench/RESULTS.md).
 ///
-/// Off unless `MARGIN_TEAM_HELPER` gives the minutes it waits for a command before it stops
-/// (`MARGIN_PLAIN=team-helper` turns it off whatever that says). With it, the first such
-/// command runs as always and then starts the helper, detached; the next ones are handed to it
+/// On by default, waiting `defaultMinutes` for a command before it stops; `MARGIN_TEAM_HELPER`
+/// gives other minutes, or `0` (`off`) for none (`MARGIN_PLAIN=team-helper` turns it off
+/// whatever that says). The first such command runs as always and then starts the helper,
+/// detached; the next ones are handed to it
 /// by `margin`: their arguments and working folder, and their stdin, stdout and stderr
 /// themselves (passed over a Unix socket), so the helper writes to the same terminal or pipe and
 /// the command's exit status comes back. One command at a time: `margin` runs the command
@@ -25,7 +26,8 @@ import MarginCore
 /// environment's `MARGIN_*`, home and locale variables, and the executable's identity), and both
 /// ends check the other's user id (`SO_PEERCRED`).
 enum TeamHelper {
-    /// The commands the helper answers: reading ones, short, that no Ctrl-C needs to stop.
+    /// The commands the helper answers: reading ones, which a Ctrl-C may stop anywhere (the
+    /// helper then stops with them: `CallerWatch`).
     static let verbs: Set<String> = ["search", "list", "show", "recent", "toc", "annotations", "cite"]
     /// The groups whose `list` it answers.
     static let lists: Set<String> = ["highlight", "memo", "bookmark"]
@@ -39,13 +41,19 @@ enum TeamHelper {
         "NO_COLOR", "TERM", "COLUMNS", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ",
     ]
 
-    /// The minutes the helper waits for a command, or nil when it is off.
+    /// The minutes the helper waits for a command, or nil when it is off: `MARGIN_TEAM_HELPER`'s
+    /// (unset or empty: `defaultMinutes`; `0`, `off`, or what is not a number: off).
     static var idleMinutes: Double? {
-        guard FastPaths.isOn("team-helper"), let text = environmentVariables["MARGIN_TEAM_HELPER"],
-            let minutes = Double(text), minutes > 0, minutes.isFinite
-        else { return nil }
+        guard FastPaths.isOn("team-helper") else { return nil }
+        let text = environmentVariables["MARGIN_TEAM_HELPER"] ?? ""
+        if text.isEmpty { return defaultMinutes }
+        guard let minutes = Double(text), minutes > 0, minutes.isFinite else { return nil }
         return min(minutes, 24 * 60)
     }
+
+    /// How long a helper waits for a command unless told: a session of look-ups and scripts,
+    /// not a day.
+    static let defaultMinutes: Double = 10
 
     /// Whether the helper would answer these arguments (hoisted: the verb first).
     static func answers(_ arguments: [String]) -> Bool {
@@ -227,7 +235,10 @@ enum TeamHelper {
                 _ = writeAll([UInt8(ascii: "S")], connection)
                 continue
             }
+            // A caller that goes away before the command ends (Ctrl-C, a kill) stops it.
+            let watch = CallerWatch(connection)
             let code = await run(command, on: descriptors)
+            watch.stop()
             _ = chdir("/")
             answered += 1
             // The command's output ends here: its descriptors closed before its status is sent.
@@ -442,4 +453,52 @@ struct HelperStatus: Codable, Sendable {
     var since: String
     /// The minutes it waits for a command before it stops.
     var idleMinutes: Double
+}
+
+/// Ends the helper when the `margin` whose command it runs goes away before the command ends
+/// (Ctrl-C, a kill): the command stops with it, as it would have in a process of its own. Only
+/// reading commands run in the helper, so nothing is left half-written; the next command finds
+/// no helper, runs by itself and starts another. `margin` sends nothing after its request, so
+/// its end of the socket readable means closed.
+final class CallerWatch: @unchecked Sendable {
+    private let wake: (read: Int32, write: Int32)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(_ connection: Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            wake = (-1, -1)
+            stopped.signal()
+            return
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        wake = (ends[0], ends[1])
+        let (awake, stopped) = (ends[0], stopped)
+        Thread.detachNewThread {
+            var watched = [
+                pollfd(fd: connection, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: awake, events: Int16(POLLIN), revents: 0),
+            ]
+            while true {
+                let ready = poll(&watched, 2, -1)
+                if ready < 0, errno == EINTR { continue }
+                if ready < 0 || watched[1].revents != 0 { break }
+                if watched[0].revents != 0 { _exit(0) }
+            }
+            stopped.signal()
+        }
+    }
+
+    /// The command ended: the watch ends (and its thread) before its caller hears so.
+    func stop() {
+        if wake.write >= 0 {
+            var byte: UInt8 = 1
+            _ = write(wake.write, &byte, 1)
+        }
+        stopped.wait()
+        if wake.read >= 0 {
+            close(wake.read)
+            close(wake.write)
+        }
+    }
 }

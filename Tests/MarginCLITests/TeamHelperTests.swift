@@ -226,13 +226,22 @@ import Testing
 
     @Test(
         Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
-    func theHelperIsOffUnlessAskedAndStopsWhenIdle() throws {
+    func theHelperIsOnUnlessToldAndStopsWhenIdle() throws {
         let team = try Team()
-        #expect(try team.run(["list"]).status == 0)
-        #expect(try team.run(["list"], ["MARGIN_TEAM_HELPER": "0.2", "MARGIN_PLAIN": "team-helper"]).status == 0)
+        // Off: `0`, `off`, what is not a number, or `MARGIN_PLAIN=team-helper`.
+        let offs: [[String: String]] = [
+            ["MARGIN_TEAM_HELPER": "0"], ["MARGIN_TEAM_HELPER": "off"], ["MARGIN_TEAM_HELPER": "soon"],
+            ["MARGIN_TEAM_HELPER": "", "MARGIN_PLAIN": "team-helper"],
+        ]
+        for off in offs { #expect(try team.run(["list"], off).status == 0) }
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(try team.helper([:]) == nil)
-        #expect(try team.helper(["MARGIN_TEAM_HELPER": "0.2", "MARGIN_PLAIN": "team-helper"]) == nil)
+        for off in offs { #expect(try team.helper(off) == nil, "\(off)") }
+        // On when unset (empty here: the tests' runner turns it off): 10 minutes.
+        let unset = ["MARGIN_TEAM_HELPER": ""]
+        #expect(try team.run(["list"], unset).status == 0)
+        let byDefault = try #require(try team.waitForHelper(unset))
+        Self.stopHelper(byDefault["pid"] as? Int)
+        #expect(byDefault["idleMinutes"] as? Double == 10)
         // Waiting 3 s for a command, it stops after them (and its socket goes).
         let brief = ["MARGIN_TEAM_HELPER": "0.05"]
         #expect(try team.run(["list"], brief).status == 0)
@@ -251,5 +260,61 @@ import Testing
         if !gone { Self.stopHelper(Int(pid)) }
         #expect(gone, "the helper stopped after its idle time")
         #expect(try team.helper(brief) == nil)
+    }
+
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func ctrlCStopsTheHelpersCommand() throws {
+        let team = try Team()
+        // Enough hits to fill a pipe no one reads: the helper's command waits to write them.
+        let folder = TemporaryFolder()
+        let pdf = folder.path + "/many.pdf"
+        try Fixtures.makePages(pdf, (1...80).map { "alpha page \($0) of a long book about the alphabet" })
+        #expect(try team.run(["add", "-q", pdf]).status == 0)
+        #expect(try team.run(["list"], team.on).status == 0)
+        let helper = try #require(try team.waitForHelper(team.on))
+        let pid = try #require(helper["pid"] as? Int)
+        defer { Self.stopHelper(pid) }
+        let script = """
+            import fcntl, os, signal, subprocess, sys, time
+            r, w = os.pipe()
+            fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
+            # Ctrl-C as a terminal gives it (a test runner may hand its children SIGINT ignored
+            # or blocked).
+            def default():
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+            margin = subprocess.Popen(sys.argv[2:], stdout=w, stderr=subprocess.DEVNULL, preexec_fn=default)
+            os.close(w)
+            time.sleep(2)
+            waiting = margin.poll() is None
+            margin.send_signal(signal.SIGINT)
+            margin.wait(10)
+            def running(pid):
+                try: state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+                except OSError: return False
+                return state != "Z"
+            for _ in range(100):
+                if not running(sys.argv[1]): break
+                time.sleep(0.1)
+            # The pipe is still open here: only the helper's own end stops its command.
+            print(waiting, margin.returncode, "running" if running(sys.argv[1]) else "stopped")
+            """
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "MALLOC_ARENA_MAX")
+        environment.merge(
+            ["MARGIN_HOME": team.box.home, "HOME": team.box.home + "/user-home", "MARGIN_LIBRARY": team.url]
+                .merging(team.on) { $1 }
+        ) { $1 }
+        let said = try runProcess(
+            "/usr/bin/python3",
+            ["-c", script, String(pid), MarginRunner.binary, "search", "alpha", "--limit", "0", "--json"],
+            environment: environment, timeout: 60)
+        #expect(said.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "True -2 stopped", "\(said)")
+        // The next command runs, and a new helper takes the old one's place.
+        let listed = try team.run(["list", "--json"], team.on)
+        #expect(listed.status == 0, "\(listed)")
+        let replaced = try #require(try team.waitForHelper(team.on, not: pid))
+        Self.stopHelper(replaced["pid"] as? Int)
     }
 }

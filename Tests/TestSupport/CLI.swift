@@ -58,6 +58,8 @@ public struct MarginRunner: Sendable {
         env.removeValue(forKey: "XDG_CACHE_HOME")
         // The test process's own malloc setting (see the Makefile's test target), not margin's.
         env.removeValue(forKey: "MALLOC_ARENA_MAX")
+        // No team helper left running by a test unless it asks for one (`TeamHelperTests`).
+        env["MARGIN_TEAM_HELPER"] = "0"
         for (key, value) in environment { env[key] = value }
         return try runProcess(Self.binary, arguments, stdin: stdin, environment: env, cwd: cwd, timeout: timeout)
     }

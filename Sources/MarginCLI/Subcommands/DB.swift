@@ -125,7 +125,8 @@ extension Margin {
                 abstract: "Show the schema version, pending migrations, counts and paths.",
                 discussion: """
                     On a team library also the team helper answering its commands, if one runs \
-                    (MARGIN_TEAM_HELPER=MINUTES starts one: see the README).
+                    (on by default; MARGIN_TEAM_HELPER=MINUTES sets how long it waits for a \
+                    command, 0 turns it off: see the README).
                     """
             )
 

@@ -602,10 +602,12 @@ struct PostgresStore: StoreWriter, TextIndex {
     /// `first`: the first batch's pages, when the statement ranking them read them too
     /// (`rankedWithFirstPages`).
     @discardableResult
-    func visitPages(_ ids: [Int64], first: [PageText]? = nil, visit: (PageText) throws -> Bool) throws -> Bool {
+    func visitPages(
+        _ ids: [Int64], first: [PageText]? = nil, count: Int = firstPages, visit: (PageText) throws -> Bool
+    ) throws -> Bool {
         var first = first
         return try SearchRanking.visitPages(
-            ids, first: Self.firstPages,
+            ids, first: count,
             load: { batch in
                 if let pages = first {
                     first = nil
@@ -633,7 +635,9 @@ struct PostgresStore: StoreWriter, TextIndex {
     /// columns (`"bookId"`, `number`, `text`; null for the others), in the same order. The
     /// search reads them where it would have sent a statement for them next: a round trip fewer
     /// for each ranked tier ("probability distribution": two of seven).
-    func rankedWithFirstPages(_ columns: [String], _ from: String, order: String, limit: Int? = nil) -> String {
+    func rankedWithFirstPages(
+        _ columns: [String], _ from: String, order: String, limit: Int? = nil, first: Int = firstPages
+    ) -> String {
         let limited = limit.map { " LIMIT \($0)" } ?? ""
         guard Self.readsFirstPages else {
             return "SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY \(order)\(limited)"
@@ -645,14 +649,14 @@ struct PostgresStore: StoreWriter, TextIndex {
         return "SELECT \(names.joined(separator: ", ")), t.\"bookId\", t.number, t.text FROM "
             + "(SELECT \(columns.joined(separator: ", ")), row_number() OVER (ORDER BY \(order)) AS place \(from) "
             + "ORDER BY place\(limited)) AS o LEFT JOIN LATERAL (SELECT \"bookId\", number, text FROM page "
-            + "WHERE id = o.id AND o.place <= \(Self.firstPages) OFFSET 0) AS t ON true ORDER BY o.place"
+            + "WHERE id = o.id AND o.place <= \(first) OFFSET 0) AS t ON true ORDER BY o.place"
     }
 
     /// The first batch's pages in the rows of `rankedWithFirstPages` (`id`: the column of the
     /// page's id); nil when the statement didn't read them.
-    func firstPages(_ rows: [PostgresRow], id: Int) throws -> [PageText]? {
+    func firstPages(_ rows: [PostgresRow], id: Int, count: Int = firstPages) throws -> [PageText]? {
         guard Self.readsFirstPages else { return nil }
-        return try rows.prefix(Self.firstPages).compactMap { row in
+        return try rows.prefix(count).compactMap { row in
             let columns = row.makeRandomAccess()
             let last = columns.count - 1
             guard let id = try columns[id].decode(Int64?.self), let book = try columns[last - 2].decode(Int64?.self),

@@ -102,6 +102,9 @@ extension PostgresStore {
             let best = wanted.flatMap { wanted in
                 Self.sendsBest && !score.conditions && score.expression == "found.s" ? wanted + wanted / 4 + 8 : nil
             }
+            // And the text of as many as it takes, and a few (each a page's text decompressed, sent
+            // and decoded: the first 64 for a page of 50 hits).
+            let texts = best == nil ? Self.firstPages : min(Self.firstPages, (wanted ?? 0) + 4)
             let statement =
                 if let best {
                     "WITH found AS MATERIALIZED (\(score.found)), total AS (SELECT \(counts) FROM found), best AS "
@@ -111,7 +114,7 @@ extension PostgresStore {
                             ["total.n", "total.every", "r.id"],
                             "FROM total LEFT JOIN LATERAL (SELECT p.id, best.s AS score, p.\"bookId\", p.number FROM "
                                 + "best CROSS JOIN LATERAL (SELECT id, \"bookId\", number FROM page WHERE id = best.page "
-                                + "OFFSET 0) AS p) AS r ON true", order: order)
+                                + "OFFSET 0) AS p) AS r ON true", order: order, first: texts)
                 } else {
                     "WITH found AS MATERIALIZED (\(score.found)) "
                         + rankedWithFirstPages(
@@ -134,7 +137,8 @@ extension PostgresStore {
                 return try pagesInOrder(terms, books: books, words: words, visit: visit)
             }
             let ids = rows.compactMap(\.2)
-            guard try visitPages(ids, first: try firstPages(answer, id: 2), visit: visit), ids.count < matches else {
+            let first = try firstPages(answer, id: 2, count: texts)
+            guard try visitPages(ids, first: first, count: texts, visit: visit), ids.count < matches else {
                 return
             }
             // Past the best: the order of them all, the pages not yet visited read as before.

@@ -17,8 +17,8 @@ import MarginCore
 /// by `margin`: their arguments and working folder, and their stdin, stdout and stderr
 /// themselves (passed over a Unix socket), so the helper writes to the same terminal or pipe and
 /// the command's exit status comes back. One command at a time: `margin` runs the command
-/// itself when the helper doesn't take it within 0.1 s, or refuses it (a command it can't parse:
-/// its error is then said as always).
+/// itself when the helper is busy (it says so at once), doesn't take it within 0.1 s, or refuses
+/// it (a command it can't parse: its error is then said as always).
 ///
 /// Only this user's processes with the very same settings reach it: the socket is in a folder of
 /// this user's alone (`$XDG_RUNTIME_DIR`, else `/tmp/margin-UID`, made 0700 and refused when
@@ -235,8 +235,9 @@ enum TeamHelper {
                 _ = writeAll([UInt8(ascii: "S")], connection)
                 continue
             }
-            // A caller that goes away before the command ends (Ctrl-C, a kill) stops it.
-            let watch = CallerWatch(connection)
+            // A caller that goes away before the command ends (Ctrl-C, a kill) stops it; another
+            // meanwhile hears at once that the helper is busy.
+            let watch = CallerWatch(connection, listener: listener)
             let code = await run(command, on: descriptors)
             watch.stop()
             _ = chdir("/")
@@ -459,12 +460,14 @@ struct HelperStatus: Codable, Sendable {
 /// (Ctrl-C, a kill): the command stops with it, as it would have in a process of its own. Only
 /// reading commands run in the helper, so nothing is left half-written; the next command finds
 /// no helper, runs by itself and starts another. `margin` sends nothing after its request, so
-/// its end of the socket readable means closed.
+/// its end of the socket readable means closed. Meanwhile it tells any other `margin` that
+/// comes that the helper is busy ("B"), which then runs its command itself at once, not after
+/// `takeWithin` (parallel scripts).
 final class CallerWatch: @unchecked Sendable {
     private let wake: (read: Int32, write: Int32)
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(_ connection: Int32) {
+    init(_ connection: Int32, listener: Int32) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             wake = (-1, -1)
@@ -478,12 +481,20 @@ final class CallerWatch: @unchecked Sendable {
             var watched = [
                 pollfd(fd: connection, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: awake, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
             ]
             while true {
-                let ready = poll(&watched, 2, -1)
+                let ready = poll(&watched, 3, -1)
                 if ready < 0, errno == EINTR { continue }
                 if ready < 0 || watched[1].revents != 0 { break }
                 if watched[0].revents != 0 { _exit(0) }
+                if watched[2].revents != 0 {
+                    let other = accept(listener, nil, nil)
+                    if other >= 0 {
+                        _ = TeamHelper.writeAll([UInt8(ascii: "B")], other)
+                        close(other)
+                    }
+                }
             }
             stopped.signal()
         }

@@ -264,7 +264,7 @@ import Testing
 
     @Test(
         Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
-    func ctrlCStopsTheHelpersCommand() throws {
+    func ctrlCStopsTheHelpersCommandAndOthersRunMeanwhile() throws {
         let team = try Team()
         // Enough hits to fill a pipe no one reads: the helper's command waits to write them.
         let folder = TemporaryFolder()
@@ -275,8 +275,11 @@ import Testing
         let helper = try #require(try team.waitForHelper(team.on))
         let pid = try #require(helper["pid"] as? Int)
         defer { Self.stopHelper(pid) }
+        let socket = String(
+            try #require(
+                try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").last))
         let script = """
-            import fcntl, os, signal, subprocess, sys, time
+            import fcntl, os, signal, socket, subprocess, sys, time
             r, w = os.pipe()
             fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
             # Ctrl-C as a terminal gives it (a test runner may hand its children SIGINT ignored
@@ -284,10 +287,17 @@ import Testing
             def default():
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
-            margin = subprocess.Popen(sys.argv[2:], stdout=w, stderr=subprocess.DEVNULL, preexec_fn=default)
+            margin = subprocess.Popen(sys.argv[3:], stdout=w, stderr=subprocess.DEVNULL, preexec_fn=default)
             os.close(w)
             time.sleep(2)
             waiting = margin.poll() is None
+            # Busy: another margin hears so at once, and runs its command itself.
+            other = socket.socket(socket.AF_UNIX)
+            other.connect(sys.argv[2])
+            other.settimeout(5)
+            busy = other.recv(1).decode()
+            other.close()
+            listed = subprocess.run([sys.argv[3], "list"], capture_output=True).returncode
             margin.send_signal(signal.SIGINT)
             margin.wait(10)
             def running(pid):
@@ -298,7 +308,7 @@ import Testing
                 if not running(sys.argv[1]): break
                 time.sleep(0.1)
             # The pipe is still open here: only the helper's own end stops its command.
-            print(waiting, margin.returncode, "running" if running(sys.argv[1]) else "stopped")
+            print(waiting, busy, listed, margin.returncode, "running" if running(sys.argv[1]) else "stopped")
             """
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "MALLOC_ARENA_MAX")
@@ -308,9 +318,9 @@ import Testing
         ) { $1 }
         let said = try runProcess(
             "/usr/bin/python3",
-            ["-c", script, String(pid), MarginRunner.binary, "search", "alpha", "--limit", "0", "--json"],
+            ["-c", script, String(pid), socket, MarginRunner.binary, "search", "alpha", "--limit", "0", "--json"],
             environment: environment, timeout: 60)
-        #expect(said.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "True -2 stopped", "\(said)")
+        #expect(said.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "True B 0 -2 stopped", "\(said)")
         // The next command runs, and a new helper takes the old one's place.
         let listed = try team.run(["list", "--json"], team.on)
         #expect(listed.status == 0, "\(listed)")

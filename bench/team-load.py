@@ -87,7 +87,7 @@ print(f"`margin db copy` of the bench library ({report['books']} books, {report[
 print(f"Search from the command line (`margin search Q --json --limit 0`, median of {args.runs} runs, start-up "
       "and connection included; the same hits on both, or the run fails), and whether the first 50 (`margin search "
       "Q --json`, what a user sees first) come in the same order on both, else the first place they differ:\n")
-print("The team helper's column: the same commands with `MARGIN_TEAM_HELPER` set, so `margin` hands each to a "
+print("PostgreSQL's first column: each command a process of its own (`MARGIN_TEAM_HELPER=0`); the team helper's column: the same commands as a user runs them by default, so `margin` hands each to a "
       "`margin-full` kept running with the library open (started by the first, before the runs).\n")
 print("| query | hits | SQLite | PostgreSQL | PostgreSQL / SQLite | PostgreSQL, team helper | helper / SQLite "
       "| first 50 in the same order |")

@@ -36,6 +36,14 @@ import Testing
             return (try status.json() as? [String: Any])?["helper"] as? [String: Any]
         }
 
+        /// The helper running with the helper on (`on`): its pid and its socket (its last argument).
+        func runningHelper() throws -> (pid: Int, socket: String) {
+            let helper = try #require(try waitForHelper(on))
+            let pid = try #require(helper["pid"] as? Int)
+            let arguments = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0")
+            return (pid, String(try #require(arguments.last)))
+        }
+
         /// Waits (up to 20 s) for a helper with these settings to answer, other than `not`.
         func waitForHelper(_ settings: [String: String], not old: Int? = nil) throws -> [String: Any]? {
             for _ in 0..<200 {
@@ -142,12 +150,8 @@ import Testing
     func aHostileClientNeitherStopsNorMisleadsTheHelper() throws {
         let team = try Team()
         #expect(try team.run(["list"], team.on).status == 0)
-        let helper = try #require(try team.waitForHelper(team.on))
-        let pid = try #require(helper["pid"] as? Int)
+        let (pid, socket) = try team.runningHelper()
         defer { Self.stopHelper(pid) }
-        let socket = String(
-            try #require(
-                try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").last))
         // A length past the limit, bytes that aren't JSON, a command it doesn't answer, a client
         // that says nothing, one that closes at once, a request without descriptors.
         let script = """
@@ -272,12 +276,8 @@ import Testing
         try Fixtures.makePages(pdf, (1...80).map { "alpha page \($0) of a long book about the alphabet" })
         #expect(try team.run(["add", "-q", pdf]).status == 0)
         #expect(try team.run(["list"], team.on).status == 0)
-        let helper = try #require(try team.waitForHelper(team.on))
-        let pid = try #require(helper["pid"] as? Int)
+        let (pid, socket) = try team.runningHelper()
         defer { Self.stopHelper(pid) }
-        let socket = String(
-            try #require(
-                try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").last))
         let script = """
             import fcntl, os, signal, socket, subprocess, sys, time
             r, w = os.pipe()

@@ -346,13 +346,7 @@ import Testing
                 "matrix matrix matrix matrix matrix\n" + filler(60),
                 "matrix\n" + filler(150),
             ] + (0..<7).map { _ in filler(100) }
-        try Fixtures.makePages(pdf, texts)
-        let url = try TestCluster.freshDatabase()
-        let personal = Sandbox()
-        let team = Sandbox()
-        let onTeam = ["MARGIN_LIBRARY": url]
-        try personal.ok("add", "-q", pdf)
-        #expect(try team.margin.run(["add", "-q", pdf], environment: onTeam).status == 0)
+        let (personal, team, onTeam) = try Self.bothLibraries(holding: pdf, pages: texts)
         func pages(_ box: Sandbox, _ environment: [String: String]) throws -> [Int] {
             let result = try box.margin.run(["search", "matrix", "--json"], environment: environment)
             #expect(result.status == 0, "\(result)")
@@ -380,13 +374,7 @@ import Testing
         let texts =
             (0..<20).map { Array(repeating: "Alpha", count: 24 - $0).joined(separator: " ") + "\n" + filler }
             + (0..<20).map { "alpha \($0 % 3 == 0 ? "beta" : "gamma")\n" + filler }
-        try Fixtures.makePages(pdf, texts)
-        let url = try TestCluster.freshDatabase()
-        let personal = Sandbox()
-        let team = Sandbox()
-        let onTeam = ["MARGIN_LIBRARY": url]
-        try personal.ok("add", "-q", pdf)
-        #expect(try team.margin.run(["add", "-q", pdf], environment: onTeam).status == 0)
+        let (personal, team, onTeam) = try Self.bothLibraries(holding: pdf, pages: texts)
         func pages(_ box: Sandbox, _ environment: [String: String], _ arguments: [String]) throws -> [Int] {
             let result = try box.margin.run(["search", "alpha", "--json"] + arguments, environment: environment)
             #expect(result.status == 0, "\(result)")
@@ -402,6 +390,18 @@ import Testing
         }
         #expect(try pages(personal, [:], ["--case-sensitive", "--limit", "5"]) == [21, 22, 23, 24, 25])
         #expect(try pages(personal, [:], ["--limit", "3"]) == [1, 2, 3])
+    }
+
+    /// A personal library and a team library (a fresh database) each holding a PDF of these
+    /// pages, made at `pdf`; the team's settings (`MARGIN_LIBRARY`).
+    static func bothLibraries(holding pdf: String, pages: [String]) throws -> (Sandbox, Sandbox, [String: String]) {
+        try Fixtures.makePages(pdf, pages)
+        let onTeam = ["MARGIN_LIBRARY": try TestCluster.freshDatabase()]
+        let personal = Sandbox()
+        let team = Sandbox()
+        try personal.ok("add", "-q", pdf)
+        #expect(try team.margin.run(["add", "-q", pdf], environment: onTeam).status == 0)
+        return (personal, team, onTeam)
     }
 
     static let files = [

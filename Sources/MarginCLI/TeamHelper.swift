@@ -135,7 +135,11 @@ enum TeamHelper {
     static func status() -> HelperStatus? {
         guard idleMinutes != nil, let path = socketPath(), let socket = connectTo(path) else { return nil }
         defer { close(socket) }
-        guard peerIsMe(socket), waitForByte(socket, within: 2_000) == UInt8(ascii: "H"),
+        guard peerIsMe(socket) else { return nil }
+        let first = waitForByte(socket, within: 2_000)
+        // Busy with a command: it says no more, but who it is.
+        if first == UInt8(ascii: "B"), let pid = peerProcess(socket) { return HelperStatus(pid: Int(pid), busy: true) }
+        guard first == UInt8(ascii: "H"),
             let body = try? JSONEncoder().encode(Request(arguments: [], directory: "", status: true)),
             send(socket, frame(body), descriptors: []), waitForByte(socket, within: 2_000) == UInt8(ascii: "J"),
             let length = readExactly(socket, 4)
@@ -321,11 +325,21 @@ enum TeamHelper {
 
     /// Whether the process at the socket's other end runs as this user.
     static func peerIsMe(_ socket: Int32) -> Bool {
+        peer(socket)?.uid == getuid()
+    }
+
+    /// The process at the socket's other end, when it runs as this user.
+    static func peerProcess(_ socket: Int32) -> pid_t? {
+        peer(socket).flatMap { $0.uid == getuid() ? $0.pid : nil }
+    }
+
+    /// Who is at the socket's other end (`SO_PEERCRED`).
+    static func peer(_ socket: Int32) -> (pid: pid_t, uid: uid_t)? {
         // struct ucred: pid, uid, gid (Swift sees it only under _GNU_SOURCE).
         var credentials: (pid: pid_t, uid: uid_t, gid: gid_t) = (0, 0, 0)
         var length = socklen_t(MemoryLayout<(pid_t, uid_t, gid_t)>.size)
-        return getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 && length == 12
-            && credentials.uid == getuid()
+        guard getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, length == 12 else { return nil }
+        return (credentials.pid, credentials.uid)
     }
 
     /// The next byte, waiting `within` milliseconds (-1: for good); nil at the end or after.
@@ -445,15 +459,18 @@ enum TeamHelper {
     }
 }
 
-/// What a running helper says of itself (`margin db status`).
+/// What a running helper says of itself (`margin db status`); only its pid while it runs a
+/// command (`busy`).
 struct HelperStatus: Codable, Sendable {
     var pid: Int
     /// Commands it answered.
-    var answered: Int
+    var answered: Int?
     /// When it started (ISO 8601).
-    var since: String
+    var since: String?
     /// The minutes it waits for a command before it stops.
-    var idleMinutes: Double
+    var idleMinutes: Double?
+    /// Running a command now.
+    var busy: Bool?
 }
 
 /// Ends the helper when the `margin` whose command it runs goes away before the command ends

@@ -279,7 +279,7 @@ import Testing
         let (pid, socket) = try team.runningHelper()
         defer { Self.stopHelper(pid) }
         let script = """
-            import fcntl, os, signal, socket, subprocess, sys, time
+            import fcntl, json, os, signal, socket, subprocess, sys, time
             r, w = os.pipe()
             fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
             # Ctrl-C as a terminal gives it (a test runner may hand its children SIGINT ignored
@@ -298,6 +298,10 @@ import Testing
             busy = other.recv(1).decode()
             other.close()
             listed = subprocess.run([sys.argv[3], "list"], capture_output=True).returncode
+            # And says who is busy.
+            status = subprocess.run([sys.argv[3], "db", "status", "--json"], capture_output=True, text=True)
+            helper = json.loads(status.stdout)["helper"]
+            busy = busy if helper == {"pid": int(sys.argv[1]), "busy": True} else helper
             margin.send_signal(signal.SIGINT)
             margin.wait(10)
             def running(pid):

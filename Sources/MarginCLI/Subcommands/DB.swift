@@ -152,12 +152,16 @@ extension Margin {
                     for (name, count) in status.counts.sorted(by: { $0.key < $1.key }) {
                         Console.out(padded(said[name] ?? name, 11) + String(count))
                     }
-                    if let helper {
-                        let minutes = helper.idleMinutes.formatted(.number.precision(.fractionLength(0...2)))
+                    if let helper, let answered = helper.answered, let since = helper.since,
+                        let idle = helper.idleMinutes
+                    {
+                        let minutes = idle.formatted(.number.precision(.fractionLength(0...2)))
                         Console.out(
-                            "helper     pid \(helper.pid), \(helper.answered) command\(helper.answered == 1 ? "" : "s") answered "
-                                + "since \(helper.since); stops after \(minutes) idle minute\(helper.idleMinutes == 1 ? "" : "s")"
+                            "helper     pid \(helper.pid), \(answered) command\(answered == 1 ? "" : "s") answered "
+                                + "since \(since); stops after \(minutes) idle minute\(idle == 1 ? "" : "s")"
                         )
+                    } else if let helper {
+                        Console.out("helper     pid \(helper.pid), running a command now")
                     }
                 }
             }

@@ -392,6 +392,25 @@ import Testing
         #expect(try pages(personal, [:], ["--limit", "3"]) == [1, 2, 3])
     }
 
+    /// A search of every hit read in library order (a word on every page, not ranked) reads its
+    /// batches ahead past the second: the same hits in the same order as SQLite's and as without.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aLongScanReadAheadFindsEveryPageInOrder() throws {
+        let folder = TemporaryFolder()
+        let texts = (1...700).map { "page \($0) of a book read to its end" }
+        let (personal, team, onTeam) = try Self.bothLibraries(holding: folder.path + "/long.pdf", pages: texts)
+        func pages(_ box: Sandbox, _ environment: [String: String]) throws -> [Int] {
+            let result = try box.margin.run(["search", "of", "--json", "--limit", "0"], environment: environment)
+            #expect(result.status == 0, "\(result)")
+            return try #require(try result.json() as? [[String: Any]]).compactMap { $0["page"] as? Int }
+        }
+        let sqlite = try pages(personal, [:])
+        #expect(sqlite == Array(1...700))
+        #expect(try pages(team, onTeam) == sqlite)
+        #expect(try pages(team, onTeam.merging(["MARGIN_PLAIN": "read-ahead"]) { $1 }) == sqlite)
+    }
+
     /// A personal library and a team library (a fresh database) each holding a PDF of these
     /// pages, made at `pdf`; the team's settings (`MARGIN_LIBRARY`).
     static func bothLibraries(holding pdf: String, pages: [String]) throws -> (Sandbox, Sandbox, [String: String]) {

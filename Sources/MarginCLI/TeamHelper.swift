@@ -475,7 +475,9 @@ struct HelperStatus: Codable, Sendable {
 
 /// Ends the helper when the `margin` whose command it runs goes away before the command ends
 /// (Ctrl-C, a kill): the command stops with it, as it would have in a process of its own. Only
-/// reading commands run in the helper, so nothing is left half-written; the next command finds
+/// reading commands run in the helper (their one write, `show`'s note of a book opened, is a
+/// transaction of its own, which PostgreSQL drops whole with the connection), so nothing is left
+/// half-written; the next command finds
 /// no helper, runs by itself and starts another. `margin` sends nothing after its request, so
 /// its end of the socket readable means closed. Meanwhile it tells any other `margin` that
 /// comes that the helper is busy ("B"), which then runs its command itself at once, not after

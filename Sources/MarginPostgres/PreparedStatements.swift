@@ -128,7 +128,10 @@ extension PendingAnswer {
     ) {
         let promise = connection.eventLoop.makePromise(of: StatementAnswer.self)
         self.init(promise.futureResult)
-        Task.immediate {
+        // On the connection's event loop once it waits: the answer comes there, and is read and
+        // handed on there (not on a thread of the cooperative pool between the event loop and
+        // the thread waiting: two thread switches more for every statement).
+        Task.immediate(executorPreference: Self.onLoop ? EventLoopTaskExecutor(connection.eventLoop) : nil) {
             do {
                 let rows = try await NamedStatement.$text.withValue(NamedStatement.Text(name: name, sql: sql)) {
                     try await connection.execute(NamedStatement(bindings: binds), logger: logger)
@@ -143,5 +146,21 @@ extension PendingAnswer {
                 promise.fail(error)
             }
         }
+    }
+
+    /// Whether a prepared statement's task runs on its connection's event loop (unless
+    /// `MARGIN_PLAIN` names `statement-loop`).
+    static let onLoop = FastPaths.isOn("statement-loop")
+}
+
+/// Runs a task's jobs on an event loop (as a task's preferred executor).
+final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
+    let loop: any EventLoop
+
+    init(_ loop: any EventLoop) { self.loop = loop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

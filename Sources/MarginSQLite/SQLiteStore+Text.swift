@@ -287,8 +287,8 @@ extension SQLiteStore {
         return (sharing + beginning).filter { seen.insert($0).inserted }
     }
 
-    func vocabulary(startingWith prefix: String, limit: Int) throws -> [String]? {
-        try PageWords.vocabulary(startingWith: prefix, upTo: limit, db)
+    func vocabularies(startingWith prefixes: [String], limit: Int) throws -> [[String]?] {
+        try prefixes.map { try PageWords.vocabulary(startingWith: $0, upTo: limit, db) }
     }
 
     func pagesHoldingWord(_ word: String, cap: Int) throws -> Int {

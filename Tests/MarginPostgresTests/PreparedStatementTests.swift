@@ -90,26 +90,31 @@ import Testing
             var setting = PostgresBindings()
             setting.append("plan_cache_mode")
             let own = try store.run("SELECT current_setting($1)", setting).rows.first!.decode(String.self)
+            // And the next prepared one for any again.
+            texts.append(try reader.fetch(query).map(\.text))
+            let again = try mode()
             let plans = try store.run(
                 "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%\"page\" >= $%'"
             ).rows.map { row -> [Int64] in
                 let (generic, custom) = try row.decode((Int64, Int64).self)
                 return [generic, custom]
             }
-            return (before, texts, afterPrepared, own, plans)
+            return (before, texts, afterPrepared, own, plans, again)
         }
-        #expect(asked.0 == "auto")
+        // The connection plans for any arguments from its start: no transaction asks for it.
+        #expect(asked.0 == "force_generic_plan")
         #expect(asked.1.allSatisfy { $0 == ["memo 4", "memo 3", "memo 2"] })
         #expect(asked.2 == "force_generic_plan")
         #expect(asked.3 == "auto")
-        // Its two prepared runs used the plan for any arguments, none planned its own.
-        #expect(asked.4 == [[2, 0]])
-        // The transaction's end undid it.
+        #expect(asked.5 == "force_generic_plan")
+        // Its three prepared runs used the plan for any arguments, none planned its own.
+        #expect(asked.4 == [[3, 0]])
+        // The transaction's end undid its own setting: the connection's is back.
         let next = try await database.repository.read { reader in
             try (reader as! PostgresStore).run("SELECT current_setting('plan_cache_mode')").rows.first!.decode(
                 String.self)
         }
-        #expect(next == "auto")
+        #expect(next == "force_generic_plan")
     }
 }
 

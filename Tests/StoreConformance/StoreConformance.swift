@@ -130,6 +130,25 @@ public enum StoreConformance {
             var languageless = expected
             languageless.languages = []
             #expect(bare == languageless, "\(String(describing: books))")
+            // Sent ahead with the titles of the books a search hit (a server answers both in one
+            // statement), read after the titles or before them; with their languages after.
+            for factsFirst in [false, true] {
+                let (facts, titles, withLanguages) = try await store.repository.read { reader in
+                    try reader.sendAhead { ahead in
+                        _ = try ahead.searchedBooks(books, languages: false)
+                        _ = try ahead.titles(of: [made[0], made[3]])
+                    }
+                    let facts = factsFirst ? try reader.searchedBooks(books, languages: false) : nil
+                    let titles = try reader.titles(of: [made[0], made[3]])
+                    return (
+                        try facts ?? reader.searchedBooks(books, languages: false), titles,
+                        try reader.searchedBooks(books, languages: true)
+                    )
+                }
+                #expect(facts == languageless, "\(String(describing: books)) \(factsFirst)")
+                #expect(titles == [made[0]: "Dune", made[3]: "Zazie"])
+                #expect(withLanguages == expected, "\(String(describing: books)) \(factsFirst)")
+            }
         }
         // The titles of the books hit: those of the ids given that are books.
         let titles = try await store.repository.read { reader in
@@ -163,6 +182,35 @@ public enum StoreConformance {
         #expect(sent == labels[4])
         #expect(BookGuide.label(of: 3, in: labels[1][made[0]] ?? []) == "1")
         #expect(BookGuide.label(of: 4, in: labels[1][made[0]] ?? []) == nil)
+        // As a search reads them: the titles of the books hit, then the labels of those shown
+        // (the same or fewer), made and sent ahead together.
+        let together = try await store.repository.read { reader in
+            let titles = try reader.titles(of: made)
+            let shown = try reader.pageLabels(of: [made[3], made[1]])
+            try reader.sendAhead { ahead in
+                _ = try ahead.titles(of: [made[0], made[3], -7])
+                _ = try ahead.pageLabels(of: [made[0], made[3]])
+            }
+            let labelsFirst = try reader.pageLabels(of: [made[0], made[3]])
+            let sentTitles = try reader.titles(of: [made[0], made[3], -7])
+            return [titles.count, shown == [made[3]: ["A-1", "é 2"]] ? 1 : 0, labelsFirst == labels[3] ? 1 : 0]
+                + [sentTitles == [made[0]: "Dune", made[3]: "Zazie"] ? 1 : 0]
+        }
+        #expect(together == [5, 1, 1, 1])
+        // A write between is seen by what the transaction reads after it.
+        let written = try await store.repository.write { writer in
+            let before = (try writer.titles(of: [made[0]]), try writer.pageLabels(of: [made[0]]))
+            var guide = try #require(
+                try writer.fetch(Query<BookGuide>().filter(BookGuide.Fields.bookId == made[0])).first)
+            guide.labels = ["x", "y"]
+            try writer.update(guide)
+            var book = try #require(try writer.find(Book.self, id: made[0]))
+            book.title = "Dune Messiah"
+            try writer.update(book)
+            return [before.0[made[0]], before.1[made[0]]?.joined(), try writer.titles(of: [made[0]])[made[0]]]
+                + [try writer.pageLabels(of: [made[0]])[made[0]]?.joined()]
+        }
+        #expect(written == ["Dune", "iii12", "Dune Messiah", "xy"])
         // The one scanned book's title, whichever it is.
         let one = try await store.repository.read { try $0.searchedBooks([made[3], made[4]], languages: false) }
         #expect(one == SearchedBooks(textlessBooks: 1, textlessPages: 5, textlessTitle: "Zazie"))
@@ -410,6 +458,19 @@ public enum StoreConformance {
             return all
         }
         #expect(all == [1, 2, 3], "a scan gives every page in order")
+        // The vocabulary's words by how they start, several prefixes at once, in order; more than
+        // the limit: nil. A prefix is read as written (no pattern).
+        let vocabularies = try await store.repository.read { reader in
+            [
+                try reader.textIndex.vocabularies(startingWith: ["ub", "str", "zzz", "a", "h", "a%", "a_"], limit: 5),
+                try reader.textIndex.vocabularies(startingWith: ["a", "n"], limit: 1),
+                try reader.textIndex.vocabularies(startingWith: [], limit: 5),
+            ]
+        }
+        #expect(
+            vocabularies == [
+                [["uber"], ["strasse", "straße"], [], ["again", "and"], ["here"], [], []], [nil, ["nothing"]], [],
+            ])
         // No book: no page.
         let none = try await store.repository.read { reader in
             var none = 0

@@ -139,6 +139,9 @@ final class DecodedJSONTexts<Value: Decodable & Sendable>: @unchecked Sendable {
     /// How many texts are kept.
     var count: Int { lock.withLock { values.count } }
 
+    /// Whether `text` is kept.
+    func holds(_ text: String) -> Bool { lock.withLock { values[RawText(text)] != nil } }
+
     func decode(_ text: String) throws -> Value {
         guard Self.isOn else { return try JSONDecoder().decode(Value.self, from: Data(text.utf8)) }
         let key = RawText(text)

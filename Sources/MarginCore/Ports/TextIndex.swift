@@ -31,9 +31,10 @@ public protocol TextIndex {
     func countCandidatePages(containing terms: [String], words: WordTier, books: [Int64]?, cap: Int) throws -> Int?
     /// Every page (of the books, or all), in book and page order, until `visit` returns false.
     func scanPages(books: [Int64]?, visit: (PageText) throws -> Bool) throws
-    /// Words of the index's vocabulary starting with `prefix` (folded), in order; nil when there
-    /// are more than `limit`: where a word's other forms (its stem's) are looked for.
-    func vocabulary(startingWith prefix: String, limit: Int) throws -> [String]?
+    /// For each of `prefixes` (folded), the words of the index's vocabulary starting with it, in
+    /// order; nil when there are more than `limit`: where words' other forms (their stems') are
+    /// looked for. Asked together: one statement to a server, not one for each.
+    func vocabularies(startingWith prefixes: [String], limit: Int) throws -> [[String]?]
     /// Highlights and memos whose folded text (highlight text and note, memo text) contains
     /// every folded term, best first: ("highlight" | "memo", id). Candidates only.
     func candidateAnnotations(containing terms: [String], books: [Int64]?) throws -> [(kind: String, id: Int64)]

@@ -143,13 +143,10 @@ extension Library {
         return try await repository.read { [options] store in
             var options = options
             options.books = try self.scope(options, store)
-            // What the search tells of the books it read whatever it finds (the scanned ones, and
-            // their languages where other forms of a word may be looked for), sent with its first
-            // statement to a server: a search of no hit waits for it twice, not four times.
+            // What the search tells of the books it read whatever it finds (the scanned ones), read
+            // with their languages when other forms of a word are looked for, else with the
+            // titles of the books hit, at the end (one statement to a server, not two).
             let searched = BooksRead(store, options.books)
-            let stems = !options.regex && mayStem(query, options)
-            let sent = try store.sendAhead { ahead in _ = try ahead.searchedBooks(searched.books, languages: stems) }
-            searched.languagesAhead = sent && stems
             var stemmed = [(terms: [String], words: WordTier, books: [Int64]?)]()
             var hits: [SearchHit]
             if options.regex {
@@ -163,6 +160,7 @@ extension Library {
             // The reads that close a search, sent together to a server (`sendAhead`).
             let shown = limit > 0 ? Array(hits.prefix(limit)) : hits
             try store.sendAhead { ahead in
+                if !searched.isRead { _ = try ahead.searchedBooks(searched.books, languages: false) }
                 _ = try ahead.titles(of: ids)
                 var labelled = shown
                 try labelPages(&labelled, ahead)
@@ -696,12 +694,10 @@ private func isStemmed(_ word: String) -> Bool {
     word.unicodeScalars.count >= 3 && word.unicodeScalars.allSatisfy { $0.properties.isAlphabetic }
 }
 
-/// What a search reads of the books it searched (`StoreReader.searchedBooks`), once.
+/// What a search reads of the books it searched (`StoreReader.searchedBooks`), once: with their
+/// languages when other forms of a word are looked for (`languages()`), else without.
 final class BooksRead {
     let books: [Int64]?
-    /// Whether their languages were sent ahead with the rest (`mayStem`), to a server: read with
-    /// it then, else apart, when asked.
-    var languagesAhead = false
     private let store: any StoreReader
     private var known: SearchedBooks?
 
@@ -710,19 +706,21 @@ final class BooksRead {
         self.books = books
     }
 
+    /// Whether it was read.
+    var isRead: Bool { known != nil }
+
     func read() throws -> SearchedBooks {
         if let known { return known }
-        let read = try store.searchedBooks(books, languages: languagesAhead)
+        let read = try store.searchedBooks(books, languages: false)
         known = read
         return read
     }
 
-    /// Their languages (nil left out).
+    /// Their languages (nil left out), read with the rest (one statement to a server).
     func languages() throws -> [String] {
-        if languagesAhead { return try read().languages }
-        var searched = Query<Book>()
-        if let books { searched = searched.filter(Book.Fields.id.isIn(books)) }
-        return try store.distinct(Book.Fields.lang, searched)
+        let read = try store.searchedBooks(books, languages: true)
+        known = read
+        return read.languages
     }
 }
 
@@ -745,7 +743,7 @@ func stemPlans(
         languages = Languages.known.filter { present.contains($0) && stemmer.languages.contains($0) }
     }
     // The stems in every language first, so that the vocabulary's words starting as each does
-    // are asked together (`sendAhead`: a round trip to a server for all, not one for each).
+    // are asked together (`vocabularies`: a round trip to a server for all, not one for each).
     let stemmed = languages.compactMap { language in
         stemmer.stems(words, language: language).map { (language, $0) }
     }
@@ -760,21 +758,14 @@ func stemPlans(
     for stem in stemmed.flatMap(\.1) {
         if let start = start(of: stem), !starts.contains(start) { starts.append(start) }
     }
-    if starts.count > 1 {
-        try store.sendAhead { ahead in
-            for start in starts { _ = try ahead.textIndex.vocabulary(startingWith: start, limit: stemVocabulary) }
-        }
-    }
-    var vocabularies = [String: [String]?]()
+    let vocabularies = Dictionary(
+        zip(starts, try store.textIndex.vocabularies(startingWith: starts, limit: stemVocabulary)),
+        uniquingKeysWith: { a, _ in a })
     var plans = [StemPlan]()
     for (language, stems) in stemmed {
         var variants = [String: [String]]()
         for (word, stem) in zip(words, stems) {
-            guard let start = start(of: stem) else { continue }
-            if vocabularies[start] == nil {
-                vocabularies[start] = .some(try store.textIndex.vocabulary(startingWith: start, limit: stemVocabulary))
-            }
-            guard case .some(.some(let vocabulary)) = vocabularies[start] else { continue }
+            guard let start = start(of: stem), case .some(.some(let vocabulary)) = vocabularies[start] else { continue }
             let others = vocabulary.filter { $0 != word && isOneIndexWord($0) }
             guard !others.isEmpty, let otherStems = stemmer.stems(others, language: language) else { continue }
             let forms = zip(others, otherStems).filter { $0.1 == stem }.map(\.0)

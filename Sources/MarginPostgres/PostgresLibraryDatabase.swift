@@ -517,7 +517,8 @@ final class PostgresSession: @unchecked Sendable {
             planFor(any: true)
             return PendingAnswer(prepared: name, sql: sql, kinds: kinds, binds: binds, on: connection, logger: logger)
         }
-        if binds.count > 0 { planFor(any: false) }
+        // A write's plan hangs on no argument's value (a row's values, its id): planned for any.
+        if binds.count > 0, PostgresStore.reads(sql) { planFor(any: false) }
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         return PendingAnswer(answer.map { StatementAnswer(rows: $0.rows, affected: $0.metadata.rows) })
     }
@@ -528,7 +529,7 @@ final class PostgresSession: @unchecked Sendable {
     /// its estimate for a plan for any costs more, as it mostly does: for "gradient descent" in
     /// `serve` planning took 1.5 ms of the 2.1 of PostgreSQL's work (the phrase's statement: 0.3–0.9
     /// ms planned, 0.13 run). So every connection plans for any arguments from its start
-    /// (`startupParameters`), and before a statement with arguments that is not prepared (one
+    /// (`startupParameters`), and before a read with arguments that is not prepared (one
     /// finding a term in the text) the transaction asks for plans of its own (`SET LOCAL
     /// plan_cache_mode`, which its end undoes), before the next prepared one for any again. Sent
     /// without waiting, in order with the statements; yet each is a round trip of its own

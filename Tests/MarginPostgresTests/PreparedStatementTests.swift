@@ -115,6 +115,14 @@ import Testing
                 String.self)
         }
         #expect(next == "force_generic_plan")
+        // A write with arguments plans for any: no round trip to ask for its own.
+        let writing = try await database.repository.write { writer in
+            var memo = Memo(bookId: try #require(try writer.all(Book.self).first?.id), page: 1, text: "written")
+            try writer.insert(&memo)
+            return try (writer as! PostgresStore).run("SELECT current_setting('plan_cache_mode')").rows.first!.decode(
+                String.self)
+        }
+        #expect(writing == "force_generic_plan")
     }
 }
 

@@ -92,21 +92,25 @@ def run(hostile):
             renders.append((status, time.perf_counter() - t0))
             dpi -= 7  # below what failed: drawn again, not answered from memory
 
-    threads = [threading.Thread(target=user, args=(seed,)) for seed in range(args.users)]
-    if hostile:
-        threads += [threading.Thread(target=attacker) for _ in range(2)]
+    users = [threading.Thread(target=user, args=(seed,)) for seed in range(args.users)]
+    attackers = [threading.Thread(target=attacker) for _ in range(2)] if hostile else []
     t0 = time.perf_counter()
-    for thread in threads:
+    for thread in users + attackers:
         thread.start()
-    for thread in threads:
+    for thread in users:
         thread.join()
+    # The users' time alone: a render asked before the end is answered up to its limit after it.
     wall = time.perf_counter() - t0
+    for thread in attackers:
+        thread.join()
     return sum(len(v) for v in results.values()) / wall, results, failures, renders
 
 
 try:
     before = state()
     quiet = run(False)
+    time.sleep(2)
+    between = state()
     during = run(True)
     time.sleep(2)
     after = state()
@@ -128,6 +132,10 @@ renders = during[3]
 statuses = sorted({status for status, _ in renders})
 print(f"\nHostile renders asked: {len(renders)}, answered {statuses} after "
       f"{min((s for _, s in renders), default=0):.1f}–{max((s for _, s in renders), default=0):.1f} s. "
-      f"search p99 with them / alone: {pct(during[1]['search'], 99) / max(pct(quiet[1]['search'], 99), 0.001):.2f}×.")
-print(f"Server before / after: {before[0]:.0f} / {after[0]:.0f} MiB resident, {before[1]} / {after[1]} threads, "
-      f"{before[2]} / {after[2]} render children.")
+      f"search p99 with them / alone: {pct(during[1]['search'], 99) / max(pct(quiet[1]['search'], 99), 0.001):.2f}×; "
+      f"annotate p99 {pct(during[1]['annotate'], 99) / max(pct(quiet[1]['annotate'], 99), 0.001):.2f}×; "
+      f"all the users' requests' p99 {pct(during[1]['search'] + during[1]['annotate'], 99) / max(pct(quiet[1]['search'] + quiet[1]['annotate'], 99), 0.001):.2f}×; "
+      f"requests/s {during[0] / max(quiet[0], 0.001):.2f}×.")
+print(f"Server before the users / after them / after the run with the hostile pages: "
+      f"{before[0]:.0f} / {between[0]:.0f} / {after[0]:.0f} MiB resident, {before[1]} / {between[1]} / {after[1]} threads, "
+      f"{before[2]} / {between[2]} / {after[2]} render children.")

@@ -7,4 +7,10 @@ public final class WriteFlag: @unchecked Sendable {
     private var value = false
     public func set() { lock.lock(); value = true; lock.unlock() }
     public var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    /// Runs `body` unless the flag is set, holding it meanwhile: a `set()` waits for it to end.
+    public func unlessSet(_ body: () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        if !value { body() }
+    }
 }

@@ -292,6 +292,25 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         }
     }
 
+    /// The scheduling policies of the threads of `server`'s children (/proc/PID/task/TID/stat,
+    /// field 41: 0 normal, 5 `SCHED_IDLE`).
+    static func childPolicies(of server: RunningServer) -> [Int] {
+        let parent = server.process.processIdentifier
+        func fields(_ path: String) -> [Substring]? {
+            guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
+                let end = stat.range(of: ")", options: .backwards)
+            else { return nil }
+            return stat[end.upperBound...].split(separator: " ")
+        }
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+        return pids.filter { fields("/proc/\($0)/stat").map { $0.count > 17 && Int32($0[1]) == parent } ?? false }
+            .flatMap { pid in
+                ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap {
+                    fields("/proc/\(pid)/task/\($0)/stat").flatMap { $0.count > 38 ? Int($0[38]) : nil }
+                }
+            }
+    }
+
     @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func anOverLimitPageIsAJSONErrorRememberedWhileOthersAreServed() throws {
         let box = try Self.heavyLibrary()
@@ -314,6 +333,16 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         #expect(try fetch(server.url + "/").0 == 200)
         #expect(try fetch(server.url + "/api/books/2/pages/1.png?dpi=30").0 == 200)
         #expect(answered.get("heavy") == nil, "the heavy page was still drawing while the others were answered")
+        // Past a second, the render takes only what no one else wants: every thread of its child
+        // `SCHED_IDLE`.
+        var policies = [Int]()
+        while answered.get("heavy") == nil && waited < 2400 {
+            policies = Self.childPolicies(of: server)
+            if !policies.isEmpty && policies.allSatisfy({ $0 == 5 }) { break }
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(!policies.isEmpty && policies.allSatisfy { $0 == 5 }, "\(policies)")
         while answered.get("heavy") == nil && waited < 2400 {
             usleep(50_000)
             waited += 1
@@ -327,6 +356,17 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
             #expect(again.0 == 422 && again.1.contains("took longer"), "\(again)")
         }
         #expect(Self.children(of: server) == 0)
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.said)")
+    }
+
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
+    func withLongRendersLeftAtTheirPriorityPagesAreDrawnAsBefore() throws {
+        let box = try Self.heavyLibrary()
+        let server = try RunningServer(box, [], environment: ["MARGIN_PLAIN": "idle-renders"])
+        for _ in 0..<2 { #expect(try fetch(server.url + "/api/books/2/pages/1.png?dpi=30").0 == 200) }
+        #expect(try fetch(server.url + "/api/books/2").0 == 200)
+        #expect(Self.childPolicies(of: server).isEmpty, "no child left")
         let stopped = server.stop()
         #expect(stopped.status == 0, "\(stopped.said)")
     }

@@ -278,37 +278,34 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
-    /// The nice values of `server`'s children (/proc/PID/stat, field 19).
-    static func childNiceness(of server: RunningServer) -> [Int] {
+    /// The fields of a /proc stat file after the command's name (the third field first).
+    static func statFields(_ path: String) -> [Substring]? {
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
+            let end = stat.range(of: ")", options: .backwards)
+        else { return nil }
+        return stat[end.upperBound...].split(separator: " ")
+    }
+
+    /// The pids of `server`'s children.
+    static func childPids(of server: RunningServer) -> [Int32] {
         let parent = server.process.processIdentifier
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
-        return pids.compactMap { pid -> Int? in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let end = stat.range(of: ")", options: .backwards)
-            else { return nil }
-            let fields = stat[end.upperBound...].split(separator: " ")
-            guard fields.count > 17, Int32(fields[1]) == parent else { return nil }
-            return Int(fields[16])
-        }
+        return pids.filter { statFields("/proc/\($0)/stat").map { $0.count > 17 && Int32($0[1]) == parent } ?? false }
+    }
+
+    /// The nice values of `server`'s children (/proc/PID/stat, field 19).
+    static func childNiceness(of server: RunningServer) -> [Int] {
+        childPids(of: server).compactMap { statFields("/proc/\($0)/stat").flatMap { Int($0[16]) } }
     }
 
     /// The scheduling policies of the threads of `server`'s children (/proc/PID/task/TID/stat,
     /// field 41: 0 normal, 5 `SCHED_IDLE`).
     static func childPolicies(of server: RunningServer) -> [Int] {
-        let parent = server.process.processIdentifier
-        func fields(_ path: String) -> [Substring]? {
-            guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
-                let end = stat.range(of: ")", options: .backwards)
-            else { return nil }
-            return stat[end.upperBound...].split(separator: " ")
-        }
-        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
-        return pids.filter { fields("/proc/\($0)/stat").map { $0.count > 17 && Int32($0[1]) == parent } ?? false }
-            .flatMap { pid in
-                ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap {
-                    fields("/proc/\(pid)/task/\($0)/stat").flatMap { $0.count > 38 ? Int($0[38]) : nil }
-                }
+        childPids(of: server).flatMap { pid in
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap {
+                statFields("/proc/\(pid)/task/\($0)/stat").flatMap { $0.count > 38 ? Int($0[38]) : nil }
             }
+        }
     }
 
     @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))

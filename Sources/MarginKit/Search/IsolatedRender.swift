@@ -14,9 +14,9 @@ public enum IsolatedRender {
     static let renderNiceness: Int32 = 10
     /// How long a render runs at that priority; then it only takes what no one else wants
     /// (`SCHED_IDLE`), unless `MARGIN_PLAIN` names `idle-renders`. A page drawn in a second is
-    /// an ordinary one; one still drawing after it is the kind built to exhaust readers, and at
-    /// nice 10 two of them still took 10–15 % of the processor from 32 users of `serve` (their
-    /// requests/s 900 → 620, annotate p99 17 → 30–45 ms).
+    /// an ordinary one; one still drawing after it is the kind built to exhaust readers: two of
+    /// them asked without pause beside 32 users of `serve` put the users' p99 at 1.00–1.28× the
+    /// run without them at nice 10, 1.01–1.22× so (bench/hostile-load.py).
     static let idleAfter: DispatchTimeInterval = .seconds(1)
     static let idlesLongRenders = FastPaths.isOn("idle-renders")
 

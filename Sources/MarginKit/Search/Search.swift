@@ -700,6 +700,8 @@ final class BooksRead {
     let books: [Int64]?
     private let store: any StoreReader
     private var known: SearchedBooks?
+    /// Whether `known` holds their languages.
+    private var languagesRead = false
 
     init(_ store: any StoreReader, _ books: [Int64]?) {
         self.store = store
@@ -718,8 +720,10 @@ final class BooksRead {
 
     /// Their languages (nil left out), read with the rest (one statement to a server).
     func languages() throws -> [String] {
+        if let known, languagesRead { return known.languages }
         let read = try store.searchedBooks(books, languages: true)
         known = read
+        languagesRead = true
         return read.languages
     }
 }

@@ -485,6 +485,8 @@ final class PostgresSession: @unchecked Sendable {
     /// the thread running the transaction.
     private var transactionOpen = false
     private var plansForAny = false
+    /// The statements sent on the connection (each a round trip to the server), for tests.
+    private(set) var statementsSent = 0
 
     init(connection: PostgresConnection, logger: Logger, path: String) {
         self.connection = connection
@@ -513,6 +515,7 @@ final class PostgresSession: @unchecked Sendable {
     {
         connection.eventLoop.preconditionNotInEventLoop()
         guard !connection.isClosed else { throw StoreError.unreachable(path: path, reason: Self.lost) }
+        statementsSent += 1
         if let kinds, let name = PreparedStatements.shared.name(for: sql, kinds: kinds) {
             planFor(any: true)
             return PendingAnswer(prepared: name, sql: sql, kinds: kinds, binds: binds, on: connection, logger: logger)
@@ -538,6 +541,7 @@ final class PostgresSession: @unchecked Sendable {
     private func planFor(any: Bool) {
         guard Self.genericPlans, transactionOpen, any != plansForAny else { return }
         plansForAny = any
+        statementsSent += 1
         _ = connection.query(
             PostgresQuery(unsafeSQL: "SET LOCAL plan_cache_mode = \(any ? "force_generic_plan" : "auto")"),
             logger: logger)

@@ -385,6 +385,12 @@ struct PostgresStore: StoreWriter, TextIndex {
     func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
         let asked = ShownBooks.Facts(books: books, languages: languages)
         if let known = shownBooks.facts(asked) { return known }
+        // Sent with the look-up of a search's words (`lookAhead`): answered with it.
+        if let terms = shownBooks.wordsSent(withFacts: asked) {
+            if sent.sending { return SearchedBooks() }
+            _ = try wordTerms(terms)
+            if let known = shownBooks.facts(asked) { return known }
+        }
         if sent.sending, !shownBooks.deferring {
             shownBooks.deferFacts(asked)
             return SearchedBooks()
@@ -402,7 +408,7 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     /// The statement of `searchedBooks`, its arguments bound in `sql`. One scan of the books: the
     /// title of the one scanned book, when there is one, is the least of theirs.
-    private func factsStatement(_ facts: ShownBooks.Facts, _ sql: inout SQLBuilder) -> String {
+    func factsStatement(_ facts: ShownBooks.Facts, _ sql: inout SQLBuilder) -> String {
         let searched = facts.books.map { Query<Book>().filter(Book.Fields.id.isIn($0)) } ?? Query<Book>()
         let scanned = "FILTER (WHERE \"textlessPages\" > 0)"
         return "SELECT count(*) \(scanned), coalesce(sum(\"textlessPages\") \(scanned), 0)::bigint, CASE WHEN "
@@ -411,7 +417,7 @@ struct PostgresStore: StoreWriter, TextIndex {
             + " FROM \(source(Book.self))" + sql.clauses(searched, withOrder: false)
     }
 
-    private static func searched(_ count: Int64, _ pages: Int64, _ title: String?, _ languages: [String]?)
+    static func searched(_ count: Int64, _ pages: Int64, _ title: String?, _ languages: [String]?)
         -> SearchedBooks
     {
         SearchedBooks(
@@ -1165,13 +1171,7 @@ final class SentAhead: @unchecked Sendable {
 /// sent with the next titles. Forgotten when the transaction writes.
 final class ShownBooks: @unchecked Sendable {
     /// What `searchedBooks` was asked.
-    struct Facts: Equatable {
-        let books: [Int64]?
-        let languages: Bool
-
-        /// Whether what was read for `self` answers `asked`.
-        func answers(_ asked: Facts) -> Bool { books == asked.books && (languages || !asked.languages) }
-    }
+    typealias Facts = BooksSearched
 
     private let lock = NSLock()
     private var titles = [Int64: String]()
@@ -1181,6 +1181,9 @@ final class ShownBooks: @unchecked Sendable {
     /// The books of each titles' statement sent ahead and not yet answered, and the facts sent
     /// with them.
     private var asked = [(books: [Int64], facts: Facts?)]()
+    /// The terms of each look-up of words sent ahead and not yet answered (`lookAhead`), and the
+    /// facts sent with them.
+    private var wordsAsked = [(terms: [String], facts: Facts?)]()
     private var known = [(facts: Facts, read: SearchedBooks)]()
     private var deferred: Facts?
     /// Whether the facts deferred are being sent on their own (`PostgresStore.sendAhead`).
@@ -1223,6 +1226,24 @@ final class ShownBooks: @unchecked Sendable {
         lock.withLock { asked.first { $0.books == books }?.facts }
     }
 
+    func sent(words terms: [String], facts: Facts?) { lock.withLock { wordsAsked.append((terms, facts)) } }
+
+    /// Whether a look-up of these terms' words was sent ahead and not yet answered.
+    func sentWords(_ terms: [String]) -> Bool { lock.withLock { wordsAsked.contains { $0.terms == terms } } }
+
+    /// The facts sent ahead with the look-up of these terms' words, taken (it is being answered).
+    func takeFactsSent(withWords terms: [String]) -> Facts? {
+        lock.withLock {
+            guard let index = wordsAsked.firstIndex(where: { $0.terms == terms }) else { return nil }
+            return wordsAsked.remove(at: index).facts
+        }
+    }
+
+    /// The terms of the look-up of words sent ahead with facts answering `facts`.
+    func wordsSent(withFacts facts: Facts) -> [String]? {
+        lock.withLock { wordsAsked.first { $0.facts?.answers(facts) == true }?.terms }
+    }
+
     /// The books of the titles' statement sent ahead with facts answering `facts`.
     func titlesSent(withFacts facts: Facts) -> [Int64]? {
         lock.withLock { asked.first { $0.facts?.answers(facts) == true }?.books }
@@ -1262,6 +1283,7 @@ final class ShownBooks: @unchecked Sendable {
             labels.removeAll()
             read.removeAll()
             asked.removeAll()
+            wordsAsked.removeAll()
             known.removeAll()
             deferred = nil
         }

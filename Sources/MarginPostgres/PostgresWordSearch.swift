@@ -41,28 +41,57 @@ extension PostgresStore {
         return try counted.wordTerms(terms) { try lookUpWordTerms(terms) }
     }
 
-    /// Sends the look-up of the terms' words (`wordTerms`) ahead, unless the transaction made it
-    /// already: a search of a phrase's words asks for its pages first, then for these.
-    func lookAhead(containing terms: [String]) throws {
-        guard Self.usesPageWords, Self.sendsAhead, !sent.sending, !counted.knowsWords(terms) else { return }
+    /// Sends the look-up of the terms' words (`wordTerms`) ahead, unless the transaction made or
+    /// sent it already: a search sends it first, with what it asks of the books it searches
+    /// (`searched`: a search finding nothing had sent that on its own, and one looking for other
+    /// forms of its words had waited for their languages between its look-ups of words).
+    func lookAhead(containing terms: [String], asking searched: BooksSearched?) throws {
+        guard Self.usesPageWords, Self.sendsAhead, !sent.sending, terms.contains(where: Self.isWordTerm),
+            !counted.knowsWords(terms), !shownBooks.sentWords(terms)
+        else { return }
         sent.sending = true
         defer { sent.sending = false }
-        _ = try lookUpWordTerms(terms)
+        let facts = searched.flatMap { asked in
+            shownBooks.facts(asked) == nil && shownBooks.wordsSent(withFacts: asked) == nil ? asked : nil
+        }
+        shownBooks.sent(words: terms, facts: facts)
+        _ = try lookUpWordTerms(terms, facts: facts)
     }
 
-    private func lookUpWordTerms(_ terms: [String]) throws -> [WordTerm]? {
+    /// The terms' words; with `facts`, what `searchedBooks` is asked read in the same statement
+    /// (its one row first) and kept for it.
+    private func lookUpWordTerms(_ terms: [String], facts: ShownBooks.Facts? = nil) throws -> [WordTerm]? {
         let asked = terms.indices.filter { Self.isWordTerm(terms[$0]) }
         guard !asked.isEmpty else { return nil }
-        var sql = SQLBuilder(table: "word")
+        let facts = sent.sending ? facts : shownBooks.takeFactsSent(withWords: terms)
+        var sql = SQLBuilder(table: facts == nil ? "word" : Book.entity)
+        let told = facts.map { "(SELECT -1::int8, NULL::text, f.* FROM (\(factsStatement($0, &sql))) AS f) UNION ALL " }
+        let more = facts == nil ? "" : ", NULL, NULL, NULL, NULL"
         let parts = asked.map { index in
             let pattern = sql.bind(.text("%" + terms[index] + "%"))
-            return "(SELECT \(index)::int8, word FROM word WHERE word LIKE \(pattern) LIMIT \(Self.countedInWords + 1))"
+            return "(SELECT \(index)::int8, word\(more) FROM word WHERE word LIKE \(pattern) "
+                + "LIMIT \(Self.countedInWords + 1))"
         }
         var found = Array(repeating: WordTerm(), count: terms.count)
         for index in asked { found[index].lookedUp = true }
-        for row in try run(parts.joined(separator: " UNION ALL "), sql.binds, kinds: sql.kinds).rows {
-            let (index, word) = try row.decode((Int64, String).self)
-            found[Int(index)].words.append(word)
+        let statement = (told ?? "") + parts.joined(separator: " UNION ALL ")
+        for row in try run(statement, sql.binds, kinds: sql.kinds).rows {
+            guard let facts else {
+                let (index, word) = try row.decode((Int64, String).self)
+                found[Int(index)].words.append(word)
+                continue
+            }
+            let columns = row.makeRandomAccess()
+            let index = try columns[0].decode(Int64.self)
+            guard index < 0 else {
+                found[Int(index)].words.append(try columns[1].decode(String.self))
+                continue
+            }
+            shownBooks.keep(
+                facts,
+                try Self.searched(
+                    columns[2].decode(Int64.self), columns[3].decode(Int64.self), columns[4].decode(String?.self),
+                    columns[5].decode([String]?.self)))
         }
         for index in asked where found[index].words.count > Self.countedInWords { found[index] = WordTerm() }
         return found.contains(where: \.lookedUp) ? found : nil

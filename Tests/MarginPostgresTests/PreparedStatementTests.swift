@@ -70,6 +70,58 @@ import Testing
         #expect(after.prepared, "read again, prepared anew")
     }
 
+    /// What a search asks of the books it searches rides with its first look-up of words
+    /// (`lookAhead`): fewer statements, found or not, and the same answers.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aSearchsBooksRideWithItsLookUpOfWords() async throws {
+        let database = try PostgresLibraryDatabase(url: try TestCluster.freshDatabase(), connections: 1)
+        let bookId = try await PostgresConformanceTests.addBook(to: database, "Rivers", pages: 2)
+        try await database.repository.write { writer in
+            var book = try #require(try writer.find(Book.self, id: bookId))
+            book.lang = "en"
+            book.textlessPages = 1
+            try writer.update(book)
+            var page = PageText(bookId: bookId, number: 1, text: "the river runs to the sea")
+            try writer.insert(&page)
+        }
+        @Sendable func search(_ terms: [String], asking: Bool) async throws -> (Int, SearchedBooks, [Int]) {
+            try await database.repository.read { reader in
+                let store = try #require(reader as? PostgresStore)
+                let before = store.session.statementsSent
+                try reader.textIndex.lookAhead(
+                    containing: terms, asking: asking ? BooksSearched(books: nil, languages: true) : nil)
+                var pages = [Int]()
+                try reader.textIndex.candidatePages(containing: terms, words: .holding(terms), books: nil) {
+                    pages.append($0.number)
+                    return true
+                }
+                let books = try reader.searchedBooks(nil, languages: true)
+                return (store.session.statementsSent - before, books, pages)
+            }
+        }
+        for terms in [["river"], ["zzyzx"], ["river", "sea"]] {
+            // The first runs count what ranking weighs with (kept a minute), and statements run
+            // prepared from their third: not compared.
+            for _ in 0..<3 {
+                _ = try await search(terms, asking: false)
+                _ = try await search(terms, asking: true)
+            }
+            let with = try await search(terms, asking: true)
+            let without = try await search(terms, asking: false)
+            // Found, the facts alone were read after the pages' text (planned for its own
+            // arguments), and planning for any asked again: two fewer.
+            #expect(
+                with.0 == without.0 - (terms == ["zzyzx"] ? 1 : 2),
+                "\(terms): \(with.0) statements, \(without.0) without")
+            if terms == ["zzyzx"] { #expect(with.0 == 1, "words and books in one statement, no page to read") }
+            #expect(with.1 == without.1 && with.2 == without.2, "\(terms)")
+            #expect(
+                with.1 == SearchedBooks(textlessBooks: 1, textlessPages: 1, textlessTitle: "Rivers", languages: ["en"]))
+            #expect(with.2 == (terms == ["zzyzx"] ? [] : [1]), "\(terms)")
+        }
+    }
+
     @Test(
         Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func preparedReadsArePlannedForAnyArgumentsTheOthersForTheirOwn() async throws {

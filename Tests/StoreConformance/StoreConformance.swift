@@ -150,6 +150,70 @@ public enum StoreConformance {
                 #expect(withLanguages == expected, "\(String(describing: books)) \(factsFirst)")
             }
         }
+        // Sent with the look-up of a search's words (a server answers both in one statement),
+        // read before the pages found or after them, with their languages or without; the pages
+        // found as without it. After a write, what the write changed.
+        try await store.repository.write { writer in
+            for (book, text) in [(made[0], "the river runs"), (made[3], "rivers of paris"), (made[4], "no water")] {
+                var page = PageText(bookId: book, number: 1, text: text)
+                try writer.insert(&page)
+            }
+        }
+        @Sendable func riverPages(_ reader: any StoreReader) throws -> [Int64] {
+            var found = [Int64]()
+            try reader.textIndex.candidatePages(containing: ["river"], words: .holding(["river"]), books: nil) {
+                found.append($0.bookId)
+                return true
+            }
+            return found.sorted()
+        }
+        let plainPages = try await store.repository.read { try riverPages($0) }
+        #expect(plainPages.contains(made[0]))
+        for books in scopes {
+            for factsFirst in [false, true] {
+                let (facts, pages, bare) = try await store.repository.read { reader in
+                    try reader.textIndex.lookAhead(
+                        containing: ["river"], asking: BooksSearched(books: books, languages: true))
+                    let facts = factsFirst ? try reader.searchedBooks(books, languages: true) : nil
+                    let pages = try riverPages(reader)
+                    return (
+                        try facts ?? reader.searchedBooks(books, languages: true), pages,
+                        try reader.searchedBooks(books, languages: false)
+                    )
+                }
+                let expected = try await store.repository.read { try apart($0, books) }
+                var languageless = expected
+                languageless.languages = []
+                #expect(facts == expected, "\(String(describing: books)) \(factsFirst)")
+                #expect(bare == languageless, "\(String(describing: books)) \(factsFirst)")
+                #expect(pages == plainPages, "\(String(describing: books)) \(factsFirst)")
+            }
+        }
+        // Words no page holds (the facts alone come back), and a term no word look-up answers.
+        for terms in [["zzyzx"], ["of"]] {
+            let facts = try await store.repository.read { reader in
+                try reader.textIndex.lookAhead(containing: terms, asking: BooksSearched(books: nil, languages: true))
+                return try reader.searchedBooks(nil, languages: true)
+            }
+            #expect(facts == (try await store.repository.read { try apart($0, nil) }), "\(terms)")
+        }
+        let rewritten = try await store.repository.write { writer in
+            try writer.textIndex.lookAhead(containing: ["river"], asking: BooksSearched(books: nil, languages: true))
+            var book = try #require(try writer.find(Book.self, id: made[4]))
+            book.textlessPages = 2
+            book.lang = "it"
+            try writer.update(book)
+            return (try writer.searchedBooks(nil, languages: true), try riverPages(writer))
+        }
+        #expect(rewritten.0 == (try await store.repository.read { try apart($0, nil) }))
+        #expect(rewritten.0.textlessBooks == 3 && rewritten.0.languages == ["en", "fr", "it"])
+        #expect(rewritten.1 == plainPages)
+        try await store.repository.write { writer in
+            var book = try #require(try writer.find(Book.self, id: made[4]))
+            book.textlessPages = 0
+            book.lang = "de"
+            try writer.update(book)
+        }
         // The titles of the books hit: those of the ids given that are books.
         let titles = try await store.repository.read { reader in
             [

@@ -64,6 +64,21 @@ public protocol StoreReader {
     func pageLabels(of books: [Int64]) throws -> [Int64: [String]]
 }
 
+/// What a search asks of the books it searches (`StoreReader.searchedBooks`): the books (nil for
+/// all), and whether their languages too.
+public struct BooksSearched: Sendable, Equatable {
+    public let books: [Int64]?
+    public let languages: Bool
+
+    public init(books: [Int64]?, languages: Bool) {
+        self.books = books
+        self.languages = languages
+    }
+
+    /// Whether what was read for `self` answers `asked` (the same books, the languages if asked).
+    public func answers(_ asked: BooksSearched) -> Bool { books == asked.books && (languages || !asked.languages) }
+}
+
 /// The books a search read, as it tells of them: those with pages without text, and their
 /// languages (see `StoreReader.searchedBooks`).
 public struct SearchedBooks: Sendable, Equatable {

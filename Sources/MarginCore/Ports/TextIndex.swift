@@ -47,12 +47,16 @@ public protocol TextIndex {
     func pagesHoldingWord(_ word: String, cap: Int) throws -> Int
     /// Readies what asking for the pages holding `terms` will ask the index first, where that
     /// saves waiting for it later (a server's: its statement sent now, with the next, and answered
-    /// when asked); nothing for an index in this process.
-    func lookAhead(containing terms: [String]) throws
+    /// when asked); nothing for an index in this process. With `asking`, what the search will ask
+    /// of the books it searches (`StoreReader.searchedBooks`) goes with it (one statement to a
+    /// server, not two).
+    func lookAhead(containing terms: [String], asking searched: BooksSearched?) throws
 }
 
 extension TextIndex {
-    public func lookAhead(containing terms: [String]) throws {}
+    public func lookAhead(containing terms: [String], asking searched: BooksSearched?) throws {}
+
+    public func lookAhead(containing terms: [String]) throws { try lookAhead(containing: terms, asking: nil) }
 
     public func candidatePages(
         containing terms: [String], words: WordTier, books: [Int64]?, wanted: Int,

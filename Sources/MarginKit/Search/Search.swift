@@ -147,6 +147,14 @@ extension Library {
             // with their languages when other forms of a word are looked for, else with the
             // titles of the books hit, at the end (one statement to a server, not two).
             let searched = BooksRead(store, options.books)
+            if !options.regex {
+                // A server is sent the search's first look-up of words with what it asks of the
+                // books searched, with their languages when it may look for other forms of its
+                // words: one statement, not two (or three).
+                let terms = try distinctQueryTerms(query, caseSensitive: options.caseSensitive)
+                let asked = BooksSearched(books: options.books, languages: mayStem(query, options))
+                try store.textIndex.lookAhead(containing: indexTerms(terms.map(foldedTerm)), asking: asked)
+            }
             var stemmed = [(terms: [String], words: WordTier, books: [Int64]?)]()
             var hits: [SearchHit]
             if options.regex {
@@ -229,9 +237,7 @@ extension Library {
             options.wholeWord || wholeTerms.contains(options.caseSensitive ? cased[$0] : folded[$0])
         }
         var hits = [SearchHit]()
-        // Terms differing only in case (with --case-sensitive) ask the index once.
-        var asked = Set<String>()
-        let indexTerms = folded.map(scalarString).filter { asked.insert($0).inserted }
+        let indexTerms = indexTerms(folded)
         var over = false
         /// Visits a page holding `together` (when given: the words as one phrase) as a word.
         func visit(_ page: PageText, together: [Unicode.Scalar]? = nil) -> Bool {
@@ -687,6 +693,13 @@ func mayStem(_ query: String, _ options: SearchOptions) -> Bool {
     else { return false }
     let words = Set(terms.map(foldedTerm).map(scalarString).filter(isOneIndexWord)).intersection(stemmable(query))
     return words.contains(where: isStemmed)
+}
+
+/// The terms a search asks the index for: its folded terms, each once (terms differing only in
+/// case, with --case-sensitive, ask once).
+private func indexTerms(_ folded: [[Unicode.Scalar]]) -> [String] {
+    var asked = Set<String>()
+    return folded.map(scalarString).filter { asked.insert($0).inserted }
 }
 
 /// Whether a folded word is one `stemPlans` looks for other forms of.

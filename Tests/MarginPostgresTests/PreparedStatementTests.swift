@@ -122,6 +122,34 @@ import Testing
         }
     }
 
+    /// A book read and its opening written, as an annotation saved does first: one statement
+    /// (once prepared), the user's own reading row written, none for a book that is not there.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func aBooksOpeningIsOneStatement() async throws {
+        let database = try PostgresLibraryDatabase(url: try TestCluster.freshDatabase(), connections: 1)
+        let bookId = try await PostgresConformanceTests.addBook(to: database, "Opened", pages: 2)
+        var runs = [(statements: Int, title: String?, missing: Bool, readings: Int64)]()
+        for second in 1...4 {
+            runs.append(
+                try await database.repository.write { writer in
+                    let store = try #require(writer as? PostgresStore)
+                    let before = store.session.statementsSent
+                    let book = try writer.noteOpened(bookId: bookId, at: Date(timeIntervalSince1970: Double(second)))
+                    let statements = store.session.statementsSent - before
+                    let missing = try writer.noteOpened(bookId: bookId + 1, at: Date()) == nil
+                    let readings = try store.run("SELECT count(*) FROM reading").rows.first!.decode(Int64.self)
+                    return (statements, book?.title, missing, readings)
+                })
+        }
+        // Prepared from its third run (the second is the first transaction's for no book); at its
+        // first, the transaction asked for plans of its own before it.
+        #expect(runs.map(\.statements) == [2, 1, 1, 1])
+        #expect(runs.allSatisfy { $0.title == "Opened" && $0.missing && $0.readings == 1 })
+        let opened = try await database.repository.read { try $0.find(Book.self, id: bookId)?.openedAt }
+        #expect(opened == Date(timeIntervalSince1970: 4))
+    }
+
     @Test(
         Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func preparedReadsArePlannedForAnyArgumentsTheOthersForTheirOwn() async throws {

@@ -487,6 +487,26 @@ public enum StoreConformance {
                 Query<Book>().filter(!Book.Fields.openedAt.isNull).sorted(by: Book.Fields.openedAt.descending))
         }
         #expect(recent.map(\.id) == [bookId])
+        // Noted opened in a write (as an annotation saved is): the book as read, with its new
+        // opening, each time; a book that is not there: nil, and no opening written for it.
+        var noted = [Book?]()
+        for second in 1...4 {
+            let at = Date(timeIntervalSince1970: 1_700_000_100.25 + Double(second))
+            noted += try await store.repository.write { writer in
+                [try writer.noteOpened(bookId: bookId, at: at), try writer.noteOpened(bookId: bookId + 999, at: at)]
+            }
+        }
+        #expect(noted.count == 8 && noted.indices.allSatisfy { ($0 % 2 == 0) == (noted[$0] != nil) })
+        #expect(noted[6]?.title == touched?.title && noted[6]?.sha256 == touched?.sha256)
+        #expect(noted[6]?.openedAt == Date(timeIntervalSince1970: 1_700_000_104.25))
+        let reread = try await store.repository.read { reader in
+            (
+                try reader.find(Book.self, id: bookId),
+                try reader.fetch(Query<Book>().filter(!Book.Fields.openedAt.isNull)).map(\.id)
+            )
+        }
+        #expect(abs((reread.0?.openedAt?.timeIntervalSince1970 ?? 0) - 1_700_000_104.25) < 0.002)
+        #expect(reread.0?.title == touched?.title && reread.1 == [bookId])
         let unshared = try await store.updateAnnotation(Bookmark.self, id: try #require(bookmark.id), now: Date()) {
             $0.shared = false
         }

@@ -302,6 +302,7 @@ let package = Package(
             dependencies: [
                 "MarginServe", "MarginKit", "MarginCore", "MarginSQLite", "Poppler", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),
         .testTarget(

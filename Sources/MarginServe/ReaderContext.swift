@@ -16,9 +16,10 @@ public struct ReaderContext: RequestContext {
     }
 
     /// A stop that fires when the client goes away (nil where the connection isn't watched).
-    func clientGone() async -> StopSignal? {
-        guard let watch = try? await channel.pipeline.handler(type: ConnectionWatch.self).get() else { return nil }
-        return watch.gone
+    /// Found in `ConnectionTable`, not in the channel's pipeline: asking the pipeline is a hop to
+    /// the connection's event loop and back, two thread switches a request.
+    func clientGone() -> StopSignal? {
+        ConnectionTable.shared.watch(of: channel)?.gone
     }
 }
 
@@ -39,7 +40,7 @@ final class ConnectionWatch: ChannelInboundHandler, RemovableChannelHandler, @un
 
     func handlerAdded(context: ChannelHandlerContext) {
         lock.withLock { channel = context.channel }
-        for victim in ConnectionTable.shared.opened(self) { victim.close() }
+        for victim in ConnectionTable.shared.opened(self, on: context.channel) { victim.close() }
     }
 
     func close() { lock.withLock { channel }?.close(promise: nil) }
@@ -50,7 +51,7 @@ final class ConnectionWatch: ChannelInboundHandler, RemovableChannelHandler, @un
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        ConnectionTable.shared.closed(self)
+        ConnectionTable.shared.closed(context.channel)
         gone.stop()
         context.fireChannelInactive()
     }
@@ -88,6 +89,8 @@ final class RenderFailures: @unchecked Sendable {
 final class ConnectionTable: @unchecked Sendable {
     static let shared = ConnectionTable()
     private let lock = NSLock()
+    /// By their channel (a channel is removed as it closes, before it can be freed and its
+    /// identifier reused).
     private var open = [ObjectIdentifier: ConnectionWatch]()
     private var capacity = Int.max
 
@@ -97,17 +100,22 @@ final class ConnectionTable: @unchecked Sendable {
     func setCapacity(descriptors: Int) { lock.withLock { capacity = max(16, descriptors - Self.reserve) } }
 
     /// Takes in a new connection: the connections to close to make room for it.
-    func opened(_ watch: ConnectionWatch) -> [ConnectionWatch] {
+    func opened(_ watch: ConnectionWatch, on channel: any Channel) -> [ConnectionWatch] {
         lock.withLock {
-            open[ObjectIdentifier(watch)] = watch
+            open[ObjectIdentifier(channel)] = watch
             let excess = open.count - capacity
             guard excess > 0 else { return [] }
-            let silent = open.values.filter { $0 !== watch && !$0.hasSpoken }.sorted { $0.opened < $1.opened }
-            let victims = Array(silent.prefix(excess))
-            for victim in victims { open[ObjectIdentifier(victim)] = nil }
-            return victims
+            let silent = open.filter { $0.value !== watch && !$0.value.hasSpoken }.sorted {
+                $0.value.opened < $1.value.opened
+            }
+            let victims = silent.prefix(excess)
+            for victim in victims { open[victim.key] = nil }
+            return victims.map(\.value)
         }
     }
 
-    func closed(_ watch: ConnectionWatch) { lock.withLock { _ = open.removeValue(forKey: ObjectIdentifier(watch)) } }
+    func closed(_ channel: any Channel) { lock.withLock { _ = open.removeValue(forKey: ObjectIdentifier(channel)) } }
+
+    /// The watch of an open connection.
+    func watch(of channel: any Channel) -> ConnectionWatch? { lock.withLock { open[ObjectIdentifier(channel)] } }
 }

@@ -140,7 +140,7 @@ extension ReaderServer {
             options.lang = lang
         }
         options.timeLimit = Self.searchTimeLimit
-        options.stop = await context.clientGone()
+        options.stop = context.clientGone()
         let results = try await library.search(text, options: options)
         return try RangedHit.response(results.hits.map(RangedHit.init))
     }
@@ -164,7 +164,7 @@ extension ReaderServer {
         let image: PageImage
         do {
             image = try await library.pageImage(
-                book, page: number, format: format, dpi: dpi, stop: await context.clientGone())
+                book, page: number, format: format, dpi: dpi, stop: context.clientGone())
         } catch MarginError.popplerLimit(let message) {
             failures.remember(key, dpi: dpi, message)
             throw MarginError.popplerLimit(message)

@@ -33,7 +33,7 @@ extension ReaderServer {
             \(hidden("folder", folder))\(hidden("tag", tag))<button type="submit">Search</button></form></header><main class="library">
             """
         if !q.trimmingCharacters(in: .whitespaces).isEmpty {
-            body += try await searchSection(q, folder: folder, tag: tag, stop: await context.clientGone())
+            body += try await searchSection(q, folder: folder, tag: tag, stop: context.clientGone())
         }
         if !recent.isEmpty {
             body += "<section><h2>Recently opened</h2><ul class=\"recent\">"

@@ -85,18 +85,24 @@ struct FoldedBuffer {
     }
 }
 
+/// The folded form of each scalar met so far. Read-mostly (a scalar is folded once, then only
+/// looked up), so readers share the lock: with a mutex here, searches reading pages side by side
+/// put one another to sleep (a third of a loaded server's futex calls).
 private final class FoldCache: @unchecked Sendable {
     static let shared = FoldCache()
-    private let lock = NSLock()
+    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
     private var cache = [UInt32: [Unicode.Scalar]]()
 
+    private init() {
+        lock = .allocate(capacity: 1)
+        pthread_rwlock_init(lock, nil)
+    }
+
     func fold(_ scalar: Unicode.Scalar) -> [Unicode.Scalar] {
-        lock.lock()
-        if let known = cache[scalar.value] {
-            lock.unlock()
-            return known
-        }
-        lock.unlock()
+        pthread_rwlock_rdlock(lock)
+        let known = cache[scalar.value]
+        pthread_rwlock_unlock(lock)
+        if let known { return known }
         let folded: [Unicode.Scalar]
         if let typographic = typographicFold(scalar) {
             folded = typographic
@@ -108,9 +114,9 @@ private final class FoldCache: @unchecked Sendable {
             let result = decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
             folded = result.isEmpty ? [scalar] : Array(result)
         }
-        lock.lock()
+        pthread_rwlock_wrlock(lock)
         cache[scalar.value] = folded
-        lock.unlock()
+        pthread_rwlock_unlock(lock)
         return folded
     }
 }

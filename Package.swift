@@ -282,6 +282,7 @@ let package = Package(
             dependencies: [
                 "MarginSQLite", "MarginCore", "StoreConformance", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
         .testTarget(

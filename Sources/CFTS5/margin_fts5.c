@@ -86,3 +86,7 @@ int margin_fts5_register(struct sqlite3 *db) {
     if (rc != SQLITE_OK) return rc;
     return api->xCreateFunction(api, "margin_phrase_hits", 0, phrase_hits, 0);
 }
+
+int margin_sqlite_without_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}

@@ -14,6 +14,8 @@ public struct ZoteroDatabase: ZoteroReader {
     public init() {}
 
     public func read(databaseAt path: String) throws -> ZoteroData {
+        // SQLite set up as for a library (this may be the process's first connection).
+        _ = LibraryDatabase.memoryStatisticsOff
         var configuration = GRDB.Configuration()
         configuration.readonly = true
         configuration.label = "zotero"

@@ -91,7 +91,8 @@ import Testing
         let temp = TemporaryFolder()
         let path = temp.path + "/library.sqlite"
         try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v12.sqlite", toPath: path)
-        let page: Int64 = try await DatabaseQueue(path: path).write { db in
+        let page: Int64 = try await DatabaseQueue(path: path, configuration: LibraryDatabase.makeConfiguration()).write
+        { db in
             try db.execute(sql: "INSERT INTO page (bookId, number, text) VALUES (1, 99, '東京タワーは東京にあります。がっこう')")
             let page = db.lastInsertedRowID
             try db.execute(
@@ -119,7 +120,7 @@ import Testing
         #expect(try await pages("がっこう") == [page])
         #expect(try await pages("かっこう").isEmpty)
         #expect(try await pages("fox") == [1, 2, 16], "the other pages are indexed as before")
-        let left = try await DatabaseQueue(path: path).read { db in
+        let left = try await DatabaseQueue(path: path, configuration: LibraryDatabase.makeConfiguration()).read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM term WHERE word = '東京タワーは東京にあります'"),
                 try String.fetchOne(db, sql: "SELECT norm FROM memo WHERE id = (SELECT min(id) FROM memo)")
@@ -136,7 +137,8 @@ import Testing
         let temp = TemporaryFolder()
         let path = temp.path + "/library.sqlite"
         try FileManager.default.copyItem(atPath: Fixtures.root + "/fixtures/db/v13.sqlite", toPath: path)
-        let page: Int64 = try await DatabaseQueue(path: path).write { db in
+        let page: Int64 = try await DatabaseQueue(path: path, configuration: LibraryDatabase.makeConfiguration()).write
+        { db in
             try db.execute(sql: "INSERT INTO page (bookId, number, text) VALUES (1, 99, 'これはｶﾞｽです')")
             let page = db.lastInsertedRowID
             try db.execute(
@@ -162,7 +164,7 @@ import Testing
         #expect(try await pages("ガス") == [page])
         #expect(try await pages("カス").isEmpty)
         #expect(try await pages("fox") == [1, 2, 16], "the other pages are indexed as before")
-        let memo = try await DatabaseQueue(path: path).read { db in
+        let memo = try await DatabaseQueue(path: path, configuration: LibraryDatabase.makeConfiguration()).read { db in
             try String.fetchOne(db, sql: "SELECT norm FROM memo WHERE id = (SELECT min(id) FROM memo)")
         }
         #expect(memo == folded("パンのメモ"))

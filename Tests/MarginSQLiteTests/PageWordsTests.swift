@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MarginCore
 import TestSupport
 import Testing
@@ -605,5 +606,23 @@ import Testing
         #expect(
             readHighlight?.rects == [[1, 2, 3, 4.5]] && readHighlight?.note == nil
                 && readHighlight?.uuid == highlight.uuid)
+    }
+}
+
+/// How SQLite is set up in a margin process.
+@Suite struct SQLiteSetupTests {
+    /// Every connection of this process is opened as a library's (`makeConfiguration`): SQLite
+    /// started without memory statistics, so its allocations take no process-wide mutex (the
+    /// server's readers waited on one another there). Statistics kept would count here.
+    @Test func sqliteKeepsNoMemoryStatisticsForItsConnectionsToWaitOn() async throws {
+        let database = try LibraryDatabase()
+        let tests = PageWordsTests()
+        _ = try await tests.addBook(database, pages: ["a page of words", "another page"])
+        #expect(try await tests.candidates(database, "words") == [1])
+        #expect(LibraryDatabase.memoryStatisticsOff, "SQLite had started before a library was opened")
+        var current: Int64 = 0
+        var highest: Int64 = 0
+        #expect(sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highest, 0) == SQLITE_OK)
+        #expect(current == 0 && highest == 0, "\(current) bytes counted, at most \(highest)")
     }
 }

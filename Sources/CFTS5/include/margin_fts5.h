@@ -17,4 +17,9 @@ struct sqlite3;
 /// too (`PhraseRanking`).
 int margin_fts5_register(struct sqlite3 *db);
 
+/// Turns off SQLite's memory statistics, which every allocation of every connection updates
+/// under one process-wide mutex (connections reading side by side wait on it). Before SQLite
+/// starts (the first connection) only; returns SQLite's result code (SQLITE_MISUSE after).
+int margin_sqlite_without_memory_statistics(void);
+
 #endif

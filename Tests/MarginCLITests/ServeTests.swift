@@ -406,6 +406,63 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         #expect(!server.process.isRunning, "still running 60 s after SIGTERM")
     }
 
+    /// The states of `server`'s children (/proc/PID/stat, field 3: "T" stopped), by pid.
+    static func childStates(of server: RunningServer) -> [Int32: Substring] {
+        Dictionary(
+            uniqueKeysWithValues: childPids(of: server).compactMap { pid in
+                statFields("/proc/\(pid)/stat").flatMap { $0.first }.map { (pid, $0) }
+            })
+    }
+
+    /// Two pages still drawing after a second take turns: one draws, the other waits stopped,
+    /// and goes on once the first ends (here: its client leaves).
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
+    func longRendersTakeTurns() throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let box = try Self.heavyLibrary()
+        let server = try RunningServer(box, [], environment: ["MARGIN_POPPLER_TIMEOUT": "600"])
+        defer { _ = server.stop() }
+        // The first client, ended by the test (curl killed: the connection closes).
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        first.arguments = ["-s", "-o", "/dev/null", server.url + "/api/books/1/pages/1.png?dpi=41"]
+        try first.start()
+        var waited = 0
+        while Self.children(of: server) < 1 && waited < 600 {
+            usleep(50_000)
+            waited += 1
+        }
+        let drawing = try #require(Self.childPids(of: server).first)
+        usleep(300_000)
+        Thread { _ = try? fetch(server.url + "/api/books/1/pages/1.png?dpi=42", maxTime: 600) }.start()
+        guard cores >= 2 else {
+            // One core: one render at a time anyway, the second waits for the core.
+            kill(first.processIdentifier, SIGKILL)
+            return
+        }
+        var states = [Int32: Substring]()
+        waited = 0
+        while waited < 600 {
+            states = Self.childStates(of: server)
+            if states.count == 2 && states.values.contains("T") { break }
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(
+            states.count == 2 && states[drawing] != "T" && states.values.filter { $0 == "T" }.count == 1, "\(states)")
+        // The first client leaves: its render is killed and the stopped one goes on.
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        waited = 0
+        while waited < 600 {
+            states = Self.childStates(of: server)
+            if states.count == 1 && !states.values.contains("T") { break }
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(states.count == 1 && states[drawing] == nil && !states.values.contains("T"), "\(states)")
+    }
+
     @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func aSearchInTheServerHasATimeLimit() throws {
         let box = Sandbox()

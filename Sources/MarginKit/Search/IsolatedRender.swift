@@ -19,6 +19,12 @@ public enum IsolatedRender {
     /// run without them at nice 10, 1.01–1.22× so (bench/hostile-load.py).
     static let idleAfter: DispatchTimeInterval = .seconds(1)
     static let idlesLongRenders = FastPaths.isOn("idle-renders")
+    /// Long renders (still drawing after `idleAfter`) take turns: one draws, the others are
+    /// stopped (SIGSTOP) until it ends, their time limit running on; `MARGIN_PLAIN=long-render-turns`
+    /// lets them all draw. Two such pages asked without pause beside 32 users drew side by side
+    /// on both cores' idle time, and what they still took (their page faults, the caches they
+    /// empty) cost the users' p99 up to a third (bench/hostile-load.py).
+    static let takesTurns = idlesLongRenders && FastPaths.isOn("long-render-turns")
 
     /// Linux's `SCHED_IDLE` (sched.h defines it only under `_GNU_SOURCE`, which Swift's import
     /// of the C library leaves out).
@@ -134,7 +140,12 @@ public enum IsolatedRender {
         if idlesLongRenders {
             let timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: .now() + idleAfter)
-            timer.setEventHandler { reaped.unlessSet { runWhenIdle(pid) } }
+            timer.setEventHandler {
+                reaped.unlessSet {
+                    runWhenIdle(pid)
+                    if takesTurns { LongRenders.shared.started(pid) }
+                }
+            }
             timer.resume()
             idling = timer
         }
@@ -154,6 +165,8 @@ public enum IsolatedRender {
             kill(pid, SIGKILL)
         }
         reaped.set()
+        // Before the child is reaped: a pid the long renders still hold is a live child's.
+        if takesTurns { LongRenders.shared.ended(pid) }
         let status = child.end()
         if ended.isSet || Live.shared.isShuttingDown { throw CancellationError() }
         if timedOut.isSet {
@@ -241,6 +254,41 @@ private final class RenderSlots: @unchecked Sendable {
         }
         next?.resume()
     }
+}
+
+/// The renders past `IsolatedRender.idleAfter`: one draws at a time, the others wait stopped
+/// (SIGSTOP), in order. A pid is handed in while its child runs and taken out before it is
+/// reaped, so a signal sent here never reaches another process.
+final class LongRenders: @unchecked Sendable {
+    static let shared = LongRenders()
+    private let lock = NSLock()
+    private var drawing: pid_t?
+    private var stopped = [pid_t]()
+
+    func started(_ pid: pid_t) {
+        lock.withLock {
+            if drawing == nil {
+                drawing = pid
+            } else {
+                stopped.append(pid)
+                kill(pid, SIGSTOP)
+            }
+        }
+    }
+
+    func ended(_ pid: pid_t) {
+        lock.withLock {
+            if drawing == pid {
+                drawing = stopped.isEmpty ? nil : stopped.removeFirst()
+                if let next = drawing { kill(next, SIGCONT) }
+            } else {
+                stopped.removeAll { $0 == pid }
+            }
+        }
+    }
+
+    /// The renders waiting their turn (for the tests).
+    var waiting: Int { lock.withLock { stopped.count } }
 }
 
 /// The render children alive, to stop them all at shutdown.

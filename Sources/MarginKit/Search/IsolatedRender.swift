@@ -259,7 +259,7 @@ private final class RenderSlots: @unchecked Sendable {
 /// The renders past `IsolatedRender.idleAfter`: one draws at a time, the others wait stopped
 /// (SIGSTOP), in order. A pid is handed in while its child runs and taken out before it is
 /// reaped, so a signal sent here never reaches another process.
-final class LongRenders: @unchecked Sendable {
+private final class LongRenders: @unchecked Sendable {
     static let shared = LongRenders()
     private let lock = NSLock()
     private var drawing: pid_t?
@@ -286,9 +286,6 @@ final class LongRenders: @unchecked Sendable {
             }
         }
     }
-
-    /// The renders waiting their turn (for the tests).
-    var waiting: Int { lock.withLock { stopped.count } }
 }
 
 /// The render children alive, to stop them all at shutdown.

@@ -112,8 +112,8 @@ enum PageWords {
         guard scalars.count >= 3 else { return nil }
         let candidates = try known.words(holding: piece, db) {
             try String.fetchAll(
-                db,
-                sql: "SELECT word FROM term WHERE id IN (SELECT rowid FROM term_fts WHERE term_fts MATCH ?)",
+                db.cachedStatement(
+                    sql: "SELECT word FROM term WHERE id IN (SELECT rowid FROM term_fts WHERE term_fts MATCH ?)"),
                 arguments: [quoted(piece)])
         }
         // The trigram index folds case and may offer more: each word is checked here.
@@ -210,7 +210,7 @@ enum PageWords {
         guard limit > 0 else { return nil }
         // Every word starting with `piece` sorts between it and it followed by the last scalar.
         let words = try String.fetchAll(
-            db, sql: "SELECT word FROM term WHERE word >= ? AND word < ? ORDER BY word LIMIT ?",
+            db.cachedStatement(sql: "SELECT word FROM term WHERE word >= ? AND word < ? ORDER BY word LIMIT ?"),
             arguments: [piece, piece + "\u{10FFFF}", limit + 1])
         return words.count > limit ? nil : words
     }

@@ -134,19 +134,52 @@ struct SQLiteStore: StoreWriter, TextIndex {
     func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
         guard !books.isEmpty else { return [:] }
         // The labels alone: a guide's row also reads its outline (JSON, hundreds of entries) and hashes
-        // it to find it decoded.
-        var sql = SelectSQL()
-        let clauses = sql.clauses(
-            Query<BookGuide>().filter(BookGuide.Fields.bookId.isIn(books) && !Predicate.isNull("labels")),
-            withOrder: false)
+        // it to find it decoded. One statement, kept, for any number of books (`bookList`).
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT bookId, labels FROM \(quoted(BookGuide.entity))" + clauses, arguments: sql.arguments)
+            statement(
+                "SELECT bookId, labels FROM \(quoted(BookGuide.entity)) WHERE bookId IN \(bookList) AND labels IS NOT NULL"
+            ), arguments: [jsonList(books)])
         var labels = [Int64: [String]]()
         while let row = try rows.next() {
             let text: String = row[1]
             labels[row[0]] = BookGuide.labels(json: text)
         }
         return labels
+    }
+
+    /// The titles alone (the protocol's reading decodes every column of each book), in one
+    /// statement for any number of books (`bookList`).
+    func titles(of books: [Int64]) throws -> [Int64: String] {
+        guard !books.isEmpty else { return [:] }
+        let rows = try Row.fetchCursor(
+            statement("SELECT id, title FROM \(quoted(Book.entity)) WHERE id IN \(bookList)"),
+            arguments: [jsonList(books)])
+        var titles = [Int64: String]()
+        while let row = try rows.next() {
+            titles[row[0]] = row[1]
+        }
+        return titles
+    }
+
+    /// What the protocol's reading asks in three or four statements (a count, a sum, the one
+    /// title, the languages: each a pass over the books), in one, kept (`statement`).
+    func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
+        let textless = "FILTER (WHERE textlessPages > 0)"
+        let sql =
+            "SELECT count(*) \(textless), coalesce(sum(textlessPages) \(textless), 0), max(title) \(textless), "
+            + (languages ? "json_group_array(DISTINCT lang) FILTER (WHERE lang IS NOT NULL)" : "NULL")
+            + " FROM \(quoted(Book.entity))" + (books == nil ? "" : " WHERE id IN \(bookList)")
+        guard let row = try Row.fetchOne(statement(sql), arguments: books.map { [jsonList($0)] } ?? []) else {
+            return SearchedBooks()
+        }
+        let count: Int = row[0]
+        var languageList = [String]()
+        if let json: String = row[3] {
+            languageList = try JSONDecoder().decode([String].self, from: Data(json.utf8)).sorted()
+        }
+        return SearchedBooks(
+            textlessBooks: count, textlessPages: row[1], textlessTitle: count == 1 ? row[2] : nil,
+            languages: languageList)
     }
 
     func count<M: Model>(_ query: Query<M>) throws -> Int {

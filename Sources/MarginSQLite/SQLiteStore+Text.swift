@@ -16,7 +16,7 @@ extension SQLiteStore {
         if let (match, rest) = impliedMatch(terms, words: words) {
             let (filter, arguments) = try pageMatch(match, books: books, words: rest)
             let probe = try Int64.fetchAll(
-                db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(SearchRanking.rankedPages + 1)",
+                statement("SELECT rowid FROM page_words WHERE \(filter) LIMIT \(SearchRanking.rankedPages + 1)"),
                 arguments: arguments)
             if probe.count > SearchRanking.rankedPages {
                 return try visitInOrder(
@@ -48,7 +48,7 @@ extension SQLiteStore {
         let probe: [Int64]
         if parts.count == 1, books == nil, words == .any, PhraseRanking.isPhrase(parts[0]),
             let rows = try? Row.fetchAll(
-                db, sql: PhraseRanking.sql(filter, limit: SearchRanking.rankedPages + 1), arguments: arguments)
+                statement(PhraseRanking.sql(filter, limit: SearchRanking.rankedPages + 1)), arguments: arguments)
         {
             // A phrase, ranked from the pass that finds its pages (see `PhraseRanking`).
             if rows.count <= SearchRanking.rankedPages, let ranked = PhraseRanking.order(rows) {
@@ -62,7 +62,7 @@ extension SQLiteStore {
             probe = tierPages
         } else {
             probe = try Int64.fetchAll(
-                db, sql: "SELECT rowid FROM page_words WHERE \(filter) LIMIT \(SearchRanking.rankedPages + 1)",
+                statement("SELECT rowid FROM page_words WHERE \(filter) LIMIT \(SearchRanking.rankedPages + 1)"),
                 arguments: arguments)
         }
         if probe.count <= SearchRanking.rankedPages {
@@ -83,7 +83,7 @@ extension SQLiteStore {
         candidateCounts.atLeast[key] = probe.count
         guard try visitPages(probe, books: books, visit: visit), let last = probe.last else { return }
         let more = try Int64.fetchCursor(
-            db, sql: "SELECT rowid FROM page_words WHERE \(filter) AND rowid > ?", arguments: arguments + [last])
+            statement("SELECT rowid FROM page_words WHERE \(filter) AND rowid > ?"), arguments: arguments + [last])
         var batch = [Int64]()
         while let id = try more.next() {
             batch.append(id)
@@ -104,13 +104,13 @@ extension SQLiteStore {
         // merged every word starting with it: 8.8 ms of a search at 100,000 pages.
         if parts.count == 1, !parts[0].hasPrefix("("),
             let ranked = try? Int64.fetchAll(
-                db, sql: "SELECT rowid FROM page_words WHERE \(filter) ORDER BY margin_phrase_rank(page_words)",
+                statement("SELECT rowid FROM page_words WHERE \(filter) ORDER BY margin_phrase_rank(page_words)"),
                 arguments: arguments)
         {
             return ranked
         }
         return try Int64.fetchAll(
-            db, sql: "SELECT rowid FROM page_words WHERE \(filter) \(bm25Order)", arguments: arguments)
+            statement("SELECT rowid FROM page_words WHERE \(filter) \(bm25Order)"), arguments: arguments)
     }
 
     /// Whether a part of a query is on at most `rankedPages` pages of the library. Ranking
@@ -119,7 +119,7 @@ extension SQLiteStore {
     /// with the library, and the weight it finds is next to nothing. So only rare parts rank.
     private func isRare(_ part: String) throws -> Bool {
         try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT ?)",
+            statement("SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT ?)"),
             arguments: [part, SearchRanking.rankedPages + 1]) ?? 0 <= SearchRanking.rankedPages
     }
 
@@ -137,7 +137,7 @@ extension SQLiteStore {
     ) throws {
         let (filter, arguments) = try pageMatch(rare.joined(separator: " AND "), books: books, words: words)
         let ids = try Int64.fetchAll(
-            db, sql: "SELECT rowid FROM page_words WHERE \(filter) \(bm25Order)", arguments: arguments)
+            statement("SELECT rowid FROM page_words WHERE \(filter) \(bm25Order)"), arguments: arguments)
         var counted = 0
         var last: Int64?
         let finished = try visitPages(ids, books: books) { page in
@@ -166,7 +166,7 @@ extension SQLiteStore {
     ) throws -> Bool {
         guard
             let rows = try? Row.fetchAll(
-                db, sql: PhraseRanking.sql("page_words MATCH ?", limit: PageWords.corePages + 1),
+                statement(PhraseRanking.sql("page_words MATCH ?", limit: PageWords.corePages + 1)),
                 arguments: [core]),
             rows.count <= PageWords.corePages
         else { return false }
@@ -201,11 +201,26 @@ extension SQLiteStore {
         return try SearchRanking.visitPages(
             ids,
             load: { batch in
-                let marks = Array(repeating: "?", count: batch.count).joined(separator: ",")
-                return try Row.fetchAll(
-                    db, sql: "SELECT id, bookId, number, text FROM page WHERE id IN (\(marks))",
-                    arguments: StatementArguments(batch)
-                ).map(pageText).filter { wanted?.contains($0.bookId) ?? true }
+                // A batch is 16, 32, 64, 128 or 256 ids, the last of a search fewer: padded
+                // to the next of those sizes with its first id (read once all the same), so
+                // that five statements serve every batch.
+                var ids = batch
+                let size = max(16, 1 << (Int.bitWidth - (max(1, batch.count) - 1).leadingZeroBitCount))
+                if let first = batch.first, size > batch.count {
+                    ids += repeatElement(first, count: size - batch.count)
+                }
+                let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+                let rows = try Row.fetchCursor(
+                    statement("SELECT id, bookId, number, text FROM page WHERE id IN (\(marks))"),
+                    arguments: StatementArguments(ids))
+                var pages = [PageText]()
+                pages.reserveCapacity(batch.count)
+                // Read from the statement's row as it steps (no copy of each row).
+                while let row = try rows.next() {
+                    let page = pageText(row)
+                    if wanted?.contains(page.bookId) ?? true { pages.append(page) }
+                }
+                return pages
             }, visit: visit)
     }
 
@@ -228,8 +243,8 @@ extension SQLiteStore {
         guard case .match(let match) = expression else { return 0 }
         let (filter, arguments) = try pageMatch(match, books: books)
         return try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT \(max(0, cap)))",
-            arguments: arguments)
+            statement("SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT ?)"),
+            arguments: arguments + [max(0, cap)])
     }
 
     func countCandidatePages(containing terms: [String], words: WordTier, books: [Int64]?, cap: Int) throws -> Int? {
@@ -242,20 +257,19 @@ extension SQLiteStore {
             var conditions = wordsConditions(words, id: "id")
             var arguments = StatementArguments(conditions.map(\.1))
             if let books {
-                conditions.append(
-                    ("bookId IN (\(Array(repeating: "?", count: books.count).joined(separator: ",")))", ""))
-                arguments += StatementArguments(books)
+                conditions.append(("bookId IN \(bookList)", ""))
+                arguments += [jsonList(books)]
             }
             let filter = conditions.map(\.0).joined(separator: " AND ")
             return try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM (SELECT id FROM page WHERE \(filter) LIMIT \(max(0, cap)))",
-                arguments: arguments)
+                statement("SELECT count(*) FROM (SELECT id FROM page WHERE \(filter) LIMIT ?)"),
+                arguments: arguments + [max(0, cap)])
         }
         guard case .match(let match) = expression else { return 0 }
         let (filter, arguments) = try pageMatch(match, books: books, words: words)
         return try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT \(max(0, cap)))",
-            arguments: arguments)
+            statement("SELECT count(*) FROM (SELECT rowid FROM page_words WHERE \(filter) LIMIT ?)"),
+            arguments: arguments + [max(0, cap)])
     }
 
     func wordsSharingTrigrams(with term: String, limit: Int) throws -> [String] {
@@ -267,18 +281,17 @@ extension SQLiteStore {
         let match = trigrams.sorted().map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
             .joined(separator: " OR ")
         let sharing = try String.fetchAll(
-            db,
-            sql: "SELECT t.word FROM term_fts f JOIN term t ON t.id = f.rowid WHERE term_fts MATCH ? "
-                + "AND length(t.word) BETWEEN ? AND ? ORDER BY f.rank, t.word LIMIT ?",
+            statement(
+                "SELECT t.word FROM term_fts f JOIN term t ON t.id = f.rowid WHERE term_fts MATCH ? "
+                    + "AND length(t.word) BETWEEN ? AND ? ORDER BY f.rank, t.word LIMIT ?"),
             arguments: [match, scalars.count - 2, scalars.count + 2, limit])
         // And the words with its first letter and its next or its last two: one letter changed or
         // two swapped in a short word ("qiuck") leave it no trigram of "quick".
         let (first, two, end) = wordEnds(scalars)
         let beginning = try String.fetchAll(
-            db,
-            sql:
+            statement(
                 "SELECT word FROM term WHERE word >= ? AND word < ? AND (word LIKE ? ESCAPE '\\' OR word LIKE ? ESCAPE '\\') "
-                + "AND length(word) BETWEEN ? AND ? ORDER BY word LIMIT ?",
+                    + "AND length(word) BETWEEN ? AND ? ORDER BY word LIMIT ?"),
             arguments: [
                 first, first + "\u{10FFFF}", likeEscaped(two) + "%", likeEscaped(first) + "%" + likeEscaped(end),
                 scalars.count - 2, scalars.count + 2, limit,
@@ -294,9 +307,8 @@ extension SQLiteStore {
     func pagesHoldingWord(_ word: String, cap: Int) throws -> Int {
         // The page index's tokens are whole words: a quoted word matches only itself.
         try Int.fetchOne(
-            db,
-            sql: "SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT \(max(0, cap)))",
-            arguments: ["\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""]) ?? 0
+            statement("SELECT count(*) FROM (SELECT rowid FROM page_words WHERE page_words MATCH ? LIMIT ?)"),
+            arguments: ["\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\"", max(0, cap)]) ?? 0
     }
 
     private func countKey(_ terms: [String], _ books: [Int64]?, _ words: WordTier = .any) -> String {
@@ -321,13 +333,12 @@ extension SQLiteStore {
     private func pageMatch(_ match: String, books: [Int64]?) throws -> (String, StatementArguments) {
         guard let books else { return ("page_words MATCH ?", [match]) }
         guard books.count == 1, let book = books.first else {
-            let marks = Array(repeating: "?", count: books.count).joined(separator: ",")
             return (
-                "page_words MATCH ? AND +rowid IN (SELECT id FROM page WHERE bookId IN (\(marks)))",
-                [match] + StatementArguments(books)
+                "page_words MATCH ? AND +rowid IN (SELECT id FROM page WHERE bookId IN \(bookList))",
+                [match, jsonList(books)]
             )
         }
-        let range = try Row.fetchOne(db, sql: "SELECT min(id), max(id) FROM page WHERE bookId = ?", arguments: [book])
+        let range = try Row.fetchOne(statement("SELECT min(id), max(id) FROM page WHERE bookId = ?"), arguments: [book])
         let low: Int64 = range?[0] ?? 0
         let high: Int64 = range?[1] ?? -1
         return (
@@ -345,8 +356,8 @@ extension SQLiteStore {
         var conditions = [String]()
         var arguments = StatementArguments()
         if let books {
-            conditions.append("bookId IN (\(Array(repeating: "?", count: books.count).joined(separator: ",")))")
-            arguments += StatementArguments(books)
+            conditions.append("bookId IN \(bookList)")
+            arguments += [jsonList(books)]
         }
         for (condition, query) in wordsConditions(words, id: "id") {
             conditions.append(condition)
@@ -354,7 +365,8 @@ extension SQLiteStore {
         }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let cursor = try Row.fetchCursor(
-            db, sql: "SELECT id, bookId, number, text FROM page\(filter) ORDER BY bookId, number", arguments: arguments)
+            statement("SELECT id, bookId, number, text FROM page\(filter) ORDER BY bookId, number"),
+            arguments: arguments)
         while let row = try cursor.next() {
             if try !visit(pageText(row)) { return }
         }
@@ -370,12 +382,12 @@ extension SQLiteStore {
             arguments += [ftsMatch(indexed)]
         }
         if let books {
-            conditions.append("bookId IN (\(Array(repeating: "?", count: books.count).joined(separator: ",")))")
-            arguments += StatementArguments(books)
+            conditions.append("bookId IN \(bookList)")
+            arguments += [jsonList(books)]
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += indexed.isEmpty ? " ORDER BY rowid" : " ORDER BY rank"
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in (row[0], row[1]) }
+        return try Row.fetchAll(statement(sql), arguments: arguments).map { row in (row[0], row[1]) }
     }
 }
 
@@ -396,6 +408,24 @@ private func wordsConditions(_ words: WordTier, id: String) -> [(String, String)
     if !words.holding.isEmpty { conditions.append(("+\(id) IN \(subquery)", query(words.holding))) }
     if !words.notHolding.isEmpty { conditions.append(("+\(id) NOT IN \(subquery)", query(words.notHolding))) }
     return conditions
+}
+
+extension SQLiteStore {
+    /// The statement of `sql`, prepared once for the connection and kept (GRDB's statement
+    /// cache): a search runs ten to twenty statements, and preparing each again cost 7 % of the
+    /// processor of `serve` under load. The search's statements take few forms: a list of ids
+    /// is bound as one JSON array (`bookList`), a count's cap as an argument.
+    func statement(_ sql: String) throws -> Statement {
+        try db.cachedStatement(sql: sql)
+    }
+}
+
+/// A list of ids bound as one argument (`jsonList`): one statement for any number of them.
+let bookList = "(SELECT value FROM json_each(?))"
+
+/// Ids as the JSON array `bookList` reads.
+func jsonList(_ ids: [Int64]) -> String {
+    "[" + ids.map(String.init).joined(separator: ",") + "]"
 }
 
 /// FTS5's order by `rank` (bm25; ties by page id), sorted by SQLite. FTS5 sorts by running the

@@ -9,10 +9,15 @@ struct SQLiteRepository: Repository {
     var path: String?
     /// Set once this process has committed a write (so the WAL is checkpointed at the end).
     var wrote: WriteFlag = WriteFlag()
+    /// What the vocabulary answered to this library's reads, for the next ones.
+    let vocabulary = VocabularyAnswers()
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T {
         do {
-            let read = { @Sendable (db: Database) throws -> T in try body(SQLiteStore(db: db)) }
+            let vocabulary = vocabulary
+            let read = { @Sendable (db: Database) throws -> T in
+                try body(SQLiteStore(db: db, termExpressions: TermExpressions(shared: vocabulary)))
+            }
             if OneThread.isOn { return try readInPlace(read) }
             return try await writer.read(read)
         } catch {
@@ -94,11 +99,12 @@ struct SQLiteStore: StoreWriter, TextIndex {
     /// count of pages past a search's limit then needs no second pass over the index).
     let candidateCounts = CandidateCounts()
     /// The index's expressions of the terms searched in this transaction.
-    let termExpressions = TermExpressions()
+    let termExpressions: TermExpressions
 
-    init(db: Database, insertedWords: InsertedWords? = nil) {
+    init(db: Database, insertedWords: InsertedWords? = nil, termExpressions: TermExpressions = TermExpressions()) {
         self.db = db
         self.insertedWords = insertedWords
+        self.termExpressions = termExpressions
     }
 
     var textIndex: any TextIndex { self }

@@ -626,3 +626,134 @@ import Testing
         #expect(current == 0 && highest == 0, "\(current) bytes counted, at most \(highest)")
     }
 }
+
+/// What a search keeps between its reads of a library: the vocabulary's answers, and its
+/// prepared statements.
+@Suite struct SearchMemoryTests {
+    final class Statements: @unchecked Sendable { var sql = [String]() }
+
+    /// The pages holding "ark" inside a word (the vocabulary's words holding it, from its trigram
+    /// index), read in a transaction of its own with the library's kept answers, and how many
+    /// times the trigram index was asked.
+    func pagesHoldingArk(_ database: LibraryDatabase, _ answers: VocabularyAnswers) async throws -> ([Int], Int) {
+        let statements = Statements()
+        let found = try await database.writer.read { db in
+            db.trace { statements.sql.append($0.expandedDescription) }
+            defer { db.trace(nil) }
+            var found = [Int]()
+            let store = SQLiteStore(db: db, termExpressions: TermExpressions(shared: answers))
+            try store.candidatePages(containing: [folded("ark")], books: nil) { page in
+                found.append(page.number)
+                return true
+            }
+            return found.sorted()
+        }
+        return (found, statements.sql.count { $0.contains("term_fts MATCH") })
+    }
+
+    /// Asked once while the vocabulary stays as it was, whatever pages come and go; asked
+    /// again once a page brings a new word, whose pages are then found.
+    @Test func theVocabularysAnswersAreKeptAcrossReadsUntilItGrows() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("margin-vocab-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = try LibraryDatabase(path: dir.appendingPathComponent("library.sqlite").path, readers: 2)
+        let tests = PageWordsTests()
+        let book = try await tests.addBook(database, pages: ["dark matter", "a parked car", "nothing here"])
+        let answers = VocabularyAnswers()
+        #expect(try await pagesHoldingArk(database, answers) == ([1, 2], 1))
+        #expect(try await pagesHoldingArk(database, answers) == ([1, 2], 0), "answered from what was kept")
+        // A page of known words: the same answer, its page found.
+        try await database.repository.write { writer in
+            var page = PageText(bookId: book, number: 4, text: "dark parked car")
+            try writer.insert(&page)
+        }
+        #expect(try await pagesHoldingArk(database, answers) == ([1, 2, 4], 0))
+        // A new word holding "ark": asked again, its page found.
+        try await database.repository.write { writer in
+            var page = PageText(bookId: book, number: 5, text: "a bookmark")
+            try writer.insert(&page)
+        }
+        #expect(try await pagesHoldingArk(database, answers) == ([1, 2, 4, 5], 1))
+        #expect(try await pagesHoldingArk(database, answers) == ([1, 2, 4, 5], 0))
+        // The library's own reads keep theirs in the repository's answers.
+        let repository = try #require(database.repository as? SQLiteRepository)
+        _ = try await database.repository.read { reader in
+            try reader.textIndex.candidatePages(containing: [folded("ark")], books: nil) { _ in true }
+        }
+        let state = try await database.writer.read { try VocabularyAnswers.state($0) }
+        #expect(repository.vocabulary.words(holding: "ark", at: state)?.sorted() == ["bookmark", "dark", "parked"])
+    }
+
+    /// An answer found in an older snapshot of the vocabulary is not kept over a newer one's;
+    /// a newer one replaces them all; past the bound in words, all are let go.
+    @Test func keptAnswersFollowTheNewestVocabularyAndStayBounded() {
+        let answers = VocabularyAnswers()
+        answers.keep(["dark"], holding: "ark", at: 5)
+        #expect(answers.words(holding: "ark", at: 5) == ["dark"])
+        #expect(answers.words(holding: "ark", at: 6) == nil)
+        answers.keep(["dark", "bookmark"], holding: "ark", at: 6)
+        answers.keep(["dark"], holding: "ark", at: 5)
+        #expect(answers.words(holding: "ark", at: 6) == ["dark", "bookmark"])
+        #expect(answers.words(holding: "ark", at: 5) == nil)
+        answers.keep(.none, of: "zzz", at: 6)
+        #expect(answers.expression(of: "zzz", at: 6) == .some(.none))
+        #expect(answers.expression(of: "yyy", at: 6) == nil)
+        let many = (0..<(VocabularyAnswers.maxWords / 2)).map { "w\($0)" }
+        answers.keep(many, holding: "w1", at: 6)
+        answers.keep(many, holding: "w2", at: 6)
+        #expect(answers.words(holding: "w2", at: 6)?.count == many.count)
+        #expect(answers.words(holding: "ark", at: 6) == nil, "let go when the bound was reached")
+    }
+
+    /// The prepared statements a search keeps on its connection are few, whatever the number
+    /// of books it is limited to (a list bound as one argument) or of pages it reads (batches
+    /// of a few sizes); and what it finds is what it found before.
+    @Test func aSearchKeepsFewStatementsWhateverItsBooksAndPages() async throws {
+        let database = try LibraryDatabase()
+        var books = [Int64]()
+        for number in 0..<30 {
+            let id = try await database.repository.write { writer in
+                var book = Book(
+                    sha256: String(format: "%064d", number), title: "Book \(number)", author: nil, pages: number + 1,
+                    bytes: 1)
+                try writer.insert(&book)
+                let id = try #require(book.id)
+                for page in 1...(number + 1) {
+                    var text = PageText(bookId: id, number: page, text: "alpha page \(page) of book \(number)")
+                    try writer.insert(&text)
+                }
+                return id
+            }
+            books.append(id)
+        }
+        let made = books
+        let (counts, before, after) = try await database.writer.read { db in
+            func kept() -> Set<String> {
+                var kept = Set<String>()
+                var statement = sqlite3_next_stmt(db.sqliteConnection, nil)
+                while let current = statement {
+                    kept.insert(String(cString: sqlite3_sql(current)))
+                    statement = sqlite3_next_stmt(db.sqliteConnection, current)
+                }
+                return kept
+            }
+            let before = kept()
+            var counts = [Int]()
+            for scope in 1...made.count {
+                var found = 0
+                try SQLiteStore(db: db).candidatePages(containing: ["alpha"], books: Array(made.prefix(scope))) { _ in
+                    found += 1
+                    return true
+                }
+                counts.append(found)
+            }
+            return (counts, before, kept())
+        }
+        #expect(counts == (1...books.count).map { $0 * ($0 + 1) / 2 })
+        // Those of the search, not FTS5's own (named by their schema).
+        let kept = after.subtracting(before).filter { !$0.contains("'main'.") }
+        #expect(kept.count >= 5, "prepared once and kept: \(kept)")
+        #expect(kept.count <= 12, "\(kept)")
+    }
+}

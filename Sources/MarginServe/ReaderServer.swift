@@ -47,6 +47,7 @@ public struct ReaderServer: Sendable {
     func routes() -> Router<ReaderContext> {
         let router = Router(context: ReaderContext.self)
         router.middlewares.add(DefenceHeadersMiddleware())
+        router.middlewares.add(AnsweringMiddleware())
         router.middlewares.add(JSONErrorMiddleware())
         router.middlewares.add(HostGuardMiddleware(names: names))
         if let token { router.middlewares.add(TokenMiddleware(token: token)) }

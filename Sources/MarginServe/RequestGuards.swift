@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import MarginCore
+import MarginKit
 import NIOCore
 import Synchronization
 
@@ -200,3 +201,21 @@ struct WriteGuardMiddleware: RouterMiddleware {
 
 /// A header name (HTTPTypes' `HTTPField.Name`, reached through what Hummingbird exports).
 typealias FieldName = HTTPFields.Element.Name
+
+/// Every request but a page's image is under way, for the pages still drawing after a second,
+/// which wait while it is (`IsolatedRender.answering`).
+struct AnsweringMiddleware: RouterMiddleware {
+    typealias Context = ReaderContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let path = request.uri.path
+        if path.hasPrefix("/api/books/"), path.hasSuffix(".png") || path.hasSuffix(".svg") {
+            return try await next(request, context)
+        }
+        IsolatedRender.answering(true)
+        defer { IsolatedRender.answering(false) }
+        return try await next(request, context)
+    }
+}

@@ -463,6 +463,66 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         #expect(states.count == 1 && states[drawing] == nil && !states.values.contains("T"), "\(states)")
     }
 
+    /// A page still drawing after a second waits, stopped, while the server answers anything
+    /// else (here a search that runs to its 5 s limit), and goes on once it has answered.
+    @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
+    func aLongRenderWaitsWhileAnotherRequestIsAnswered() throws {
+        let box = try Self.heavyLibrary()
+        let page = box.folder.path + "/zap.pdf"
+        #expect(
+            SmallDisk.shell(
+                "python3 '\(Fixtures.root)/fixtures/make-fixtures.py' --text '\(page)' '\(String(repeating: "zap ", count: 60))'"
+            ) == 0)
+        try box.ok("add", page)
+        let server = try RunningServer(box, [], environment: ["MARGIN_POPPLER_TIMEOUT": "600"])
+        defer { _ = server.stop() }
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        client.arguments = ["-s", "-o", "/dev/null", server.url + "/api/books/1/pages/1.png?dpi=43"]
+        try client.start()
+        defer {
+            kill(client.processIdentifier, SIGKILL)
+            client.waitUntilExit()
+        }
+        var waited = 0
+        while Self.children(of: server) < 1 && waited < 600 {
+            usleep(50_000)
+            waited += 1
+        }
+        let drawing = try #require(Self.childPids(of: server).first)
+        // Past a second: a long render, drawing while nothing else is asked.
+        usleep(1_500_000)
+        #expect(Self.childStates(of: server)[drawing].map { $0 != "T" } == true)
+        final class Answer: @unchecked Sendable { var status = 0 }
+        let answer = Answer()
+        let search = Thread {
+            answer.status = (try? fetch(server.url + "/api/search?regex=1&q=%28%28zap%20%3F%29%2B%29%2Bq"))?.0 ?? -1
+        }
+        search.start()
+        var stopped = false
+        waited = 0
+        while !stopped && waited < 80 {
+            stopped = Self.childStates(of: server)[drawing] == "T"
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(stopped, "the render went on drawing while the search was answered")
+        waited = 0
+        while answer.status == 0 && waited < 400 {
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(answer.status == 503)
+        var going = false
+        waited = 0
+        while !going && waited < 100 {
+            going = Self.childStates(of: server)[drawing].map { $0 != "T" } == true
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(going, "the render did not go on once the search was answered")
+    }
+
     @Test(Prerequisite.needs(ServeTests.curl, "needs curl"))
     func aSearchInTheServerHasATimeLimit() throws {
         let box = Sandbox()

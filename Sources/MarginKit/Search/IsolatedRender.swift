@@ -25,6 +25,18 @@ public enum IsolatedRender {
     /// on both cores' idle time, and what they still took (their page faults, the caches they
     /// empty) cost the users' p99 up to a third (bench/hostile-load.py).
     static let takesTurns = idlesLongRenders && FastPaths.isOn("long-render-turns")
+    /// And the one drawing waits, stopped, while the server answers anything else
+    /// (`answering`); `MARGIN_PLAIN=long-render-waits` lets it draw on idle time as before. On
+    /// idle time alone it still cost 32 users' p99 1.21–1.30× the run without it (what it does
+    /// to the caches and memory the server shares), and 1.05× when stopped (bench/hostile-load.py).
+    static let waitsForAnswers = takesTurns && FastPaths.isOn("long-render-waits")
+
+    /// Tells the long renders that a request other than a page's image began (`true`) or
+    /// ended: while any is under way, the drawing one waits (`waitsForAnswers`).
+    public static func answering(_ began: Bool) {
+        guard waitsForAnswers else { return }
+        LongRenders.shared.answering(began)
+    }
 
     /// Linux's `SCHED_IDLE` (sched.h defines it only under `_GNU_SOURCE`, which Swift's import
     /// of the C library leaves out).
@@ -264,11 +276,14 @@ private final class LongRenders: @unchecked Sendable {
     private let lock = NSLock()
     private var drawing: pid_t?
     private var stopped = [pid_t]()
+    /// Requests under way other than pages' images (`IsolatedRender.answering`).
+    private var answers = 0
 
     func started(_ pid: pid_t) {
         lock.withLock {
             if drawing == nil {
                 drawing = pid
+                if answers > 0 { kill(pid, SIGSTOP) }
             } else {
                 stopped.append(pid)
                 kill(pid, SIGSTOP)
@@ -280,9 +295,22 @@ private final class LongRenders: @unchecked Sendable {
         lock.withLock {
             if drawing == pid {
                 drawing = stopped.isEmpty ? nil : stopped.removeFirst()
-                if let next = drawing { kill(next, SIGCONT) }
+                if let next = drawing, answers == 0 { kill(next, SIGCONT) }
             } else {
                 stopped.removeAll { $0 == pid }
+            }
+        }
+    }
+
+    /// The drawing one stops as the first request under way begins, and goes on as the last ends.
+    func answering(_ began: Bool) {
+        lock.withLock {
+            answers += began ? 1 : -1
+            guard let drawing else { return }
+            if began, answers == 1 {
+                kill(drawing, SIGSTOP)
+            } else if !began, answers == 0 {
+                kill(drawing, SIGCONT)
             }
         }
     }

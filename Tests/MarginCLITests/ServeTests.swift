@@ -287,6 +287,21 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
     }
 
     /// The pids of `server`'s children.
+    /// A client (curl, for the test to end) asking `server` for book 1's first page at `dpi`,
+    /// and the child drawing it, once it runs.
+    static func startRender(_ server: RunningServer, dpi: Int) throws -> (client: Process, child: Int32) {
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        client.arguments = ["-s", "-o", "/dev/null", server.url + "/api/books/1/pages/1.png?dpi=\(dpi)"]
+        try client.start()
+        var waited = 0
+        while children(of: server) < 1 && waited < 600 {
+            usleep(50_000)
+            waited += 1
+        }
+        return (client, try #require(childPids(of: server).first))
+    }
+
     static func childPids(of server: RunningServer) -> [Int32] {
         let parent = server.process.processIdentifier
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
@@ -423,16 +438,7 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         let server = try RunningServer(box, [], environment: ["MARGIN_POPPLER_TIMEOUT": "600"])
         defer { _ = server.stop() }
         // The first client, ended by the test (curl killed: the connection closes).
-        let first = Process()
-        first.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        first.arguments = ["-s", "-o", "/dev/null", server.url + "/api/books/1/pages/1.png?dpi=41"]
-        try first.start()
-        var waited = 0
-        while Self.children(of: server) < 1 && waited < 600 {
-            usleep(50_000)
-            waited += 1
-        }
-        let drawing = try #require(Self.childPids(of: server).first)
+        let (first, drawing) = try Self.startRender(server, dpi: 41)
         usleep(300_000)
         Thread { _ = try? fetch(server.url + "/api/books/1/pages/1.png?dpi=42", maxTime: 600) }.start()
         guard cores >= 2 else {
@@ -441,7 +447,7 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
             return
         }
         var states = [Int32: Substring]()
-        waited = 0
+        var waited = 0
         while waited < 600 {
             states = Self.childStates(of: server)
             if states.count == 2 && states.values.contains("T") { break }
@@ -476,20 +482,11 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         try box.ok("add", page)
         let server = try RunningServer(box, [], environment: ["MARGIN_POPPLER_TIMEOUT": "600"])
         defer { _ = server.stop() }
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        client.arguments = ["-s", "-o", "/dev/null", server.url + "/api/books/1/pages/1.png?dpi=43"]
-        try client.start()
+        let (client, drawing) = try Self.startRender(server, dpi: 43)
         defer {
             kill(client.processIdentifier, SIGKILL)
             client.waitUntilExit()
         }
-        var waited = 0
-        while Self.children(of: server) < 1 && waited < 600 {
-            usleep(50_000)
-            waited += 1
-        }
-        let drawing = try #require(Self.childPids(of: server).first)
         // Past a second: a long render, drawing while nothing else is asked.
         usleep(1_500_000)
         #expect(Self.childStates(of: server)[drawing].map { $0 != "T" } == true)
@@ -500,7 +497,7 @@ func runBrowserScript(_ arguments: [String], with program: String = "python3") t
         }
         search.start()
         var stopped = false
-        waited = 0
+        var waited = 0
         while !stopped && waited < 80 {
             stopped = Self.childStates(of: server)[drawing] == "T"
             usleep(50_000)

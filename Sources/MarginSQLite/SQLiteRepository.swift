@@ -162,7 +162,8 @@ struct SQLiteStore: StoreWriter, TextIndex {
             arguments: [jsonList(books)])
         var titles = [Int64: String]()
         while let row = try rows.next() {
-            titles[row[0]] = row[1]
+            // Decoded with errors, not traps: a hand-edited title may be anything.
+            titles[try row.decode(Int64.self, atIndex: 0)] = try row.decode(String.self, atIndex: 1)
         }
         return titles
     }
@@ -178,14 +179,14 @@ struct SQLiteStore: StoreWriter, TextIndex {
         guard let row = try Row.fetchOne(statement(sql), arguments: books.map { [jsonList($0)] } ?? []) else {
             return SearchedBooks()
         }
-        let count: Int = row[0]
+        let count = try row.decode(Int.self, atIndex: 0)
         var languageList = [String]()
-        if let json: String = row[3] {
+        if let json = try row.decode(String?.self, atIndex: 3) {
             languageList = try JSONDecoder().decode([String].self, from: Data(json.utf8)).sorted()
         }
         return SearchedBooks(
-            textlessBooks: count, textlessPages: row[1], textlessTitle: count == 1 ? row[2] : nil,
-            languages: languageList)
+            textlessBooks: count, textlessPages: try row.decode(Int.self, atIndex: 1),
+            textlessTitle: count == 1 ? try row.decode(String?.self, atIndex: 2) : nil, languages: languageList)
     }
 
     func count<M: Model>(_ query: Query<M>) throws -> Int {

@@ -583,6 +583,18 @@ import Testing
         #expect(read.count == titles.count)
         #expect(read == copied)
         #expect(read.map(\.title) == titles.map { String($0.prefix { $0 != "\u{0}" }) })
+        // A search's titles of the books hit (the title column alone) read them the same.
+        let ids = read.compactMap(\.id)
+        let shown = try await database.repository.read { try $0.titles(of: ids) }
+        #expect(shown == Dictionary(uniqueKeysWithValues: read.map { ($0.id ?? 0, $0.title) }))
+        // A title of bad UTF-8 (written by hand, as a blob): read as the books' own reading reads it.
+        try await database.writer.write { db in
+            try db.execute(sql: "UPDATE book SET title = x'ff00fe' WHERE pages = 2")
+        }
+        let damaged = try await database.repository.read { reader in
+            (try reader.titles(of: ids), try reader.fetch(Query<Book>()))
+        }
+        #expect(damaged.0 == Dictionary(uniqueKeysWithValues: damaged.1.map { ($0.id ?? 0, $0.title) }))
     }
 
     @Test func everyModelRoundTripsThroughTheRowDecoder() async throws {

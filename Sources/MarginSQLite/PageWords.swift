@@ -305,6 +305,8 @@ final class VocabularyAnswers: @unchecked Sendable {
     private var held = 0
     /// At most this many words (of all the lists held); emptied when a list would pass it.
     static let maxWords = 100_000
+    /// Whether a library keeps them (unless `MARGIN_PLAIN` names `vocabulary-memory`).
+    static let isOn = FastPaths.isOn("vocabulary-memory")
 
     /// The vocabulary's state in `db`'s snapshot: its largest id (0 when empty).
     static func state(_ db: Database) throws -> Int64 {

@@ -9,8 +9,9 @@ struct SQLiteRepository: Repository {
     var path: String?
     /// Set once this process has committed a write (so the WAL is checkpointed at the end).
     var wrote: WriteFlag = WriteFlag()
-    /// What the vocabulary answered to this library's reads, for the next ones.
-    let vocabulary = VocabularyAnswers()
+    /// What the vocabulary answered to this library's reads, for the next ones (none kept when
+    /// `MARGIN_PLAIN` names `vocabulary-memory`).
+    let vocabulary: VocabularyAnswers? = VocabularyAnswers.isOn ? VocabularyAnswers() : nil
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T {
         do {

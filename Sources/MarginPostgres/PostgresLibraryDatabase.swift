@@ -25,6 +25,8 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     let logger: Logger
     /// What ranking weighs pages with, shared by this process's transactions.
     let statistics = PageStatistics()
+    /// What this process's reads found besides the pages, kept while the content stays.
+    let memory = ContentMemory()
     /// The PostgreSQL role: the user of the team library.
     public let user: String
     /// Whether the connection is encrypted (TLS), as the server sees it.

@@ -765,6 +765,36 @@ enum PostgresMigrations {
             END $$
             """
         ),
+        (
+            // A version of what a search reads besides the pages (the vocabulary, the books'
+            // titles, languages and scanned pages, their guides' page labels), so a process keeps
+            // its answers across transactions while it stays (`ContentMemory`): one row, its
+            // version raised once by each transaction that writes `word`, `book` or `guide` (a
+            // trigger before each statement, so the row is locked before any row of the
+            // statement: writers of those tables take it first, and wait for each other, never in
+            // a circle), and a random epoch telling this library from another at the same URL.
+            // Members read it; only the trigger, as the library's owner, writes it.
+            "v18-content-version",
+            """
+            CREATE TABLE content_version (epoch bigint NOT NULL, version bigint NOT NULL);
+            CREATE UNIQUE INDEX content_version_one ON content_version ((true));
+            INSERT INTO content_version (epoch, version) VALUES ((random() * 9e18)::bigint, 0);
+            ALTER TABLE content_version ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY content_version_see ON content_version FOR SELECT USING (true);
+            CREATE FUNCTION content_changed() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+                SET search_path = margin, pg_temp AS $$
+            BEGIN
+                UPDATE margin.content_version SET version = version + 1 WHERE xmin <> pg_catalog.pg_current_xact_id()::xid;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER book_content BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON book
+                FOR EACH STATEMENT EXECUTE FUNCTION content_changed();
+            CREATE TRIGGER guide_content BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON guide
+                FOR EACH STATEMENT EXECUTE FUNCTION content_changed();
+            CREATE TRIGGER word_content BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON word
+                FOR EACH STATEMENT EXECUTE FUNCTION content_changed()
+            """
+        ),
     ]
 
     /// A migration's statements: split where a line ends with ";", except inside a `$$`-quoted

@@ -53,7 +53,9 @@ struct PostgresRepository: Repository {
         let database = self.database
         let audience = Audience.chosen ?? database.audience
         @Sendable func store(_ session: PostgresSession) -> PostgresStore {
-            PostgresStore(session: session, user: database.user, audience: audience, statistics: database.statistics)
+            PostgresStore(
+                session: session, user: database.user, audience: audience, statistics: database.statistics,
+                memory: database.memory, readOnly: readOnly)
         }
         // The first connection when it is free (a command's one transaction at a time needs no
         // other), else one from the pool.
@@ -190,6 +192,12 @@ struct PostgresStore: StoreWriter, TextIndex {
     let user: String?
     let audience: Audience
     let statistics: PageStatistics
+    /// What the library's reads found besides its pages, kept while its content stays.
+    let memory: ContentMemory
+    /// Whether the transaction only reads (one snapshot for all its statements).
+    let readOnly: Bool
+    /// The content's version in this transaction's snapshot, once asked.
+    let version = SeenVersion()
     /// What this transaction's search counted of its candidate pages, so the count of the pages
     /// past the hits shown is not made twice.
     let counted = CountedCandidates()
@@ -318,6 +326,14 @@ struct PostgresStore: StoreWriter, TextIndex {
     func titles(of books: [Int64]) throws -> [Int64: String] {
         guard !books.isEmpty else { return [:] }
         if !sent.sending, let known = shownBooks.titles(of: books) { return known }
+        // Known from earlier transactions: not sent ahead, read when their version is this one's.
+        if usesMemory, sent.sending, memory.knows(books: books) { return [:] }
+        if !sent.sending, shownBooks.sentCovering(books) == nil, let seen = try contentVersion(),
+            let known = memory.titles(of: books, at: seen)
+        {
+            shownBooks.keep(books, titles: known.titles, labels: known.labels)
+            return known.titles
+        }
         // With the books' facts deferred while sending, or those sent with these books before.
         let facts = sent.sending ? shownBooks.takeDeferred() : shownBooks.factsSent(with: books)
         var sql = SQLBuilder(table: Book.entity)
@@ -355,12 +371,16 @@ struct PostgresStore: StoreWriter, TextIndex {
         }
         shownBooks.keep(books, titles: titles, labels: labels)
         if let facts, let told { shownBooks.keep(facts, told) }
+        if let seen = try contentVersion() {
+            memory.keep(books: books, titles: titles, labels: labels, at: seen)
+            if let facts, let told { memory.keep(facts: facts, told, at: seen) }
+        }
         return titles
     }
 
     func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
         guard !books.isEmpty else { return [:] }
-        if sent.sending, shownBooks.covers(books) { return [:] }
+        if sent.sending, shownBooks.covers(books) || (usesMemory && memory.knows(books: books)) { return [:] }
         if !sent.sending {
             if let known = shownBooks.labels(of: books) { return known }
             // The titles' statement sent ahead for them, answered now.
@@ -368,6 +388,7 @@ struct PostgresStore: StoreWriter, TextIndex {
                 _ = try titles(of: asked)
                 if let known = shownBooks.labels(of: books) { return known }
             }
+            if let seen = try contentVersion(), let known = memory.titles(of: books, at: seen) { return known.labels }
         }
         var binds = PostgresBindings()
         binds.append(books)
@@ -389,6 +410,14 @@ struct PostgresStore: StoreWriter, TextIndex {
     func searchedBooks(_ books: [Int64]?, languages: Bool) throws -> SearchedBooks {
         let asked = ShownBooks.Facts(books: books, languages: languages)
         if let known = shownBooks.facts(asked) { return known }
+        // Known from earlier transactions: not sent ahead (nor deferred), read when their version
+        // is this one's.
+        if usesMemory, sent.sending, memory.knows(facts: asked) { return SearchedBooks() }
+        if !sent.sending, shownBooks.wordsSent(withFacts: asked) == nil, shownBooks.titlesSent(withFacts: asked) == nil,
+            let seen = try contentVersion(), let known = memory.facts(asked, at: seen)
+        {
+            return known
+        }
         // Sent with the look-up of a search's words (`lookAhead`): answered with it.
         if let terms = shownBooks.wordsSent(withFacts: asked) {
             if sent.sending { return SearchedBooks() }
@@ -407,7 +436,9 @@ struct PostgresStore: StoreWriter, TextIndex {
         let statement = factsStatement(asked, &sql)
         guard let row = try run(statement, sql.binds, kinds: sql.kinds).rows.first else { return SearchedBooks() }
         let (count, pages, title, found) = try row.decode((Int64, Int64, String?, [String]?).self)
-        return Self.searched(count, pages, title, found)
+        let told = Self.searched(count, pages, title, found)
+        if !sent.sending, let seen = try contentVersion() { memory.keep(facts: asked, told, at: seen) }
+        return told
     }
 
     /// The statement of `searchedBooks`, its arguments bound in `sql`. One scan of the books: the

@@ -46,9 +46,16 @@ extension PostgresStore {
     /// (`searched`: a search finding nothing had sent that on its own, and one looking for other
     /// forms of its words had waited for their languages between its look-ups of words).
     func lookAhead(containing terms: [String], asking searched: BooksSearched?) throws {
+        if !sent.sending { try askVersion() }
         guard Self.usesPageWords, Self.sendsAhead, !sent.sending, terms.contains(where: Self.isWordTerm),
             !counted.knowsWords(terms), !shownBooks.sentWords(terms)
         else { return }
+        // Known from earlier transactions (their version checked when read): nothing to send.
+        if usesMemory, memory.knows(terms: terms.filter(Self.isWordTerm)),
+            searched.map({ shownBooks.facts($0) != nil || memory.knows(facts: $0) }) ?? true
+        {
+            return
+        }
         sent.sending = true
         defer { sent.sending = false }
         let facts = searched.flatMap { asked in
@@ -63,6 +70,13 @@ extension PostgresStore {
     private func lookUpWordTerms(_ terms: [String], facts: ShownBooks.Facts? = nil) throws -> [WordTerm]? {
         let asked = terms.indices.filter { Self.isWordTerm(terms[$0]) }
         guard !asked.isEmpty else { return nil }
+        if !sent.sending, !shownBooks.sentWords(terms), let seen = try contentVersion(),
+            let known = memory.words(of: asked.map { terms[$0] }, at: seen)
+        {
+            var found = Array(repeating: WordTerm(), count: terms.count)
+            for (index, words) in zip(asked, known) { found[index] = words }
+            return found.contains(where: \.lookedUp) ? found : nil
+        }
         let facts = sent.sending ? facts : shownBooks.takeFactsSent(withWords: terms)
         var sql = SQLBuilder(table: facts == nil ? "word" : Book.entity)
         let told = facts.map { "(SELECT -1::int8, NULL::text, f.* FROM (\(factsStatement($0, &sql))) AS f) UNION ALL " }
@@ -87,13 +101,16 @@ extension PostgresStore {
                 found[Int(index)].words.append(try columns[1].decode(String.self))
                 continue
             }
-            shownBooks.keep(
-                facts,
-                try Self.searched(
-                    columns[2].decode(Int64.self), columns[3].decode(Int64.self), columns[4].decode(String?.self),
-                    columns[5].decode([String]?.self)))
+            let told = try Self.searched(
+                columns[2].decode(Int64.self), columns[3].decode(Int64.self), columns[4].decode(String?.self),
+                columns[5].decode([String]?.self))
+            shownBooks.keep(facts, told)
+            if let seen = try contentVersion() { memory.keep(facts: facts, told, at: seen) }
         }
         for index in asked where found[index].words.count > Self.countedInWords { found[index] = WordTerm() }
+        if !sent.sending, let seen = try contentVersion() {
+            memory.keep(words: asked.map { (terms[$0], found[$0]) }, at: seen)
+        }
         return found.contains(where: \.lookedUp) ? found : nil
     }
 

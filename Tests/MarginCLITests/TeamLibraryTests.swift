@@ -631,6 +631,13 @@ import Testing
             "UPDATE margin.page SET text = text || ' upgraded', norm = norm || ' upgraded', words = words + 1 "
                 + "WHERE id = (SELECT max(id) FROM margin.page)")
         #expect(try TestCluster.psql(url, stale) == "0")
+        // From v18 the content's version, raised by each transaction writing the vocabulary (the
+        // page's new word above), the books or their guides.
+        let version = "SELECT count(*) || ' ' || max(version) FROM margin.content_version"
+        let raised = try TestCluster.psql(url, version)
+        try TestCluster.psql(url, "UPDATE margin.book SET title = title || ' ' WHERE id = 1")
+        #expect(raised.hasPrefix("1 ") && (Int(raised.dropFirst(2)) ?? 0) > 0, "\(raised)")
+        #expect(try TestCluster.psql(url, version) == "1 \((Int(raised.dropFirst(2)) ?? 0) + 1)")
         // From v9 a scanned book, its page read by OCR: found by its words.
         #expect(hits.count == (counts["recognizedPages"] ?? 0) + 1, "\(hits)")
         let rendered = box.folder.path + "/p1.png"

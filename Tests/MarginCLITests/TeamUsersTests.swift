@@ -164,6 +164,10 @@ import Testing
             }
         }
         let before = try snapshot()
+        // The content's version (what servers keep their reads by): raised by writers' triggers
+        // alone, its epoch never changed.
+        let epoch = "SELECT count(*) || ' ' || min(epoch) FROM margin.content_version"
+        let epochBefore = try TestCluster.psql(team.admin, epoch)
         // Bob reads what the CLI reads.
         for table in ["book", "page", "source", "version", "guide", "tag", "file", "file_chunk"] {
             #expect(Int(try TestCluster.psql(asBob, "SELECT count(*) FROM margin.\(table)")) ?? 0 > 0, "\(table)")
@@ -176,6 +180,7 @@ import Testing
             "DELETE FROM margin.file", "UPDATE margin.file SET bytes = 1", "DELETE FROM margin.file_chunk",
             "UPDATE margin.file_chunk SET data = 'forged'", "DELETE FROM margin.book",
             "DELETE FROM margin.highlight", "UPDATE margin.memo SET text = 'x'", "DELETE FROM margin.reading",
+            "UPDATE margin.content_version SET epoch = 1, version = 0", "DELETE FROM margin.content_version",
         ] {
             _ = try? TestCluster.psql(asBob, sql)
         }
@@ -191,6 +196,8 @@ import Testing
             // Bytes stored under a name they don't hash to: refused at commit.
             "INSERT INTO margin.file (sha256, bytes) VALUES (repeat('1', 64), 6); INSERT INTO margin.file_chunk VALUES (repeat('1', 64), 0, 'forged')",
             "INSERT INTO margin.migrations (name) VALUES ('v99')",
+            "INSERT INTO margin.content_version (epoch, version) VALUES (1, 0)",
+            "TRUNCATE margin.content_version", "SELECT margin.content_changed()",
             // Asked about another role, the function doesn't exist; asked about himself it answers.
             "SELECT margin.annotated_by_others(1, '\(team.alice)')",
         ] {
@@ -198,6 +205,7 @@ import Testing
         }
         #expect(try TestCluster.psql(asBob, "SELECT margin.annotated_by_others(1)") == "t")
         #expect(try snapshot() == before, "nothing changed")
+        #expect(try TestCluster.psql(team.admin, epoch) == epochBefore)
         // Through margin, too: the book is alice's to retitle, and its text hers to replace.
         #expect(try team.bobFails("edit", "1", "--title", "forged").stderr.contains("\(team.alice) (who added it)"))
         #expect(try team.bobFails("reindex", "1").stderr.contains("\(team.alice) (who added it)"))
@@ -466,6 +474,27 @@ import Testing
         #expect(created == 40, "every write through either server answered 201")
         let memos = try #require(try team.alice("memo", "list", "--json").json() as? [[String: Any]])
         #expect(memos.count == 46, "nothing lost: \(memos.count)")
+
+        // What each server keeps of its searches (the words of a term, the titles of the books
+        // hit) follows writes made elsewhere: a book retitled and another added by the command
+        // line are found through both on their next search.
+        func search(_ server: RunningServer, _ query: String) throws -> [[String: Any]] {
+            let (status, body) = try fetch(server.url + "/api/search?q=" + query)
+            #expect(status == 200, "\(body)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]], "\(body)")
+        }
+        for server in [first, second] {
+            for _ in 0..<2 {
+                #expect(try search(server, "marginalia").map { $0["title"] as? String } == ["A Sample Paper"])
+                #expect(try search(server, "herons").isEmpty)
+            }
+        }
+        try team.alice("edit", "1", "--title", "Margins Kept")
+        try team.alice("add", "-q", Fixtures.pdf("second.pdf"))
+        for server in [first, second] {
+            #expect(try search(server, "marginalia").map { $0["title"] as? String } == ["Margins Kept"])
+            #expect(try search(server, "herons").map { $0["book"] as? Int } == [2])
+        }
     }
 }
 

@@ -26,6 +26,27 @@ import Testing
         }
     }
 
+    /// A book "Rivers" in English, one of its `pages` without text, its first "the river runs to
+    /// the sea"; `guide`, its guide, written in the same transaction.
+    static func rivers(
+        on database: PostgresLibraryDatabase, pages: Int, guide: BookGuide? = nil
+    ) async throws -> Int64 {
+        let bookId = try await PostgresConformanceTests.addBook(to: database, "Rivers", pages: pages)
+        try await database.repository.write { writer in
+            var book = try #require(try writer.find(Book.self, id: bookId))
+            book.lang = "en"
+            book.textlessPages = 1
+            try writer.update(book)
+            var page = PageText(bookId: bookId, number: 1, text: "the river runs to the sea")
+            try writer.insert(&page)
+            if var guide {
+                guide.bookId = bookId
+                try writer.insert(&guide)
+            }
+        }
+        return bookId
+    }
+
     static func library(memos: Int, at url: String) async throws -> PostgresLibraryDatabase {
         let database = try PostgresLibraryDatabase(url: url, connections: 1)
         let bookId = try await PostgresConformanceTests.addBook(to: database, "Prepared", pages: memos)
@@ -71,20 +92,14 @@ import Testing
     }
 
     /// What a search asks of the books it searches rides with its first look-up of words
-    /// (`lookAhead`): fewer statements, found or not, and the same answers.
+    /// (`lookAhead`): fewer statements, found or not, and the same answers. (Without the
+    /// content's memory, which answers both from earlier transactions: `ContentMemoryTests`.)
     @Test(
         Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
     func aSearchsBooksRideWithItsLookUpOfWords() async throws {
         let database = try PostgresLibraryDatabase(url: try TestCluster.freshDatabase(), connections: 1)
-        let bookId = try await PostgresConformanceTests.addBook(to: database, "Rivers", pages: 2)
-        try await database.repository.write { writer in
-            var book = try #require(try writer.find(Book.self, id: bookId))
-            book.lang = "en"
-            book.textlessPages = 1
-            try writer.update(book)
-            var page = PageText(bookId: bookId, number: 1, text: "the river runs to the sea")
-            try writer.insert(&page)
-        }
+        database.memory.keeps = false
+        _ = try await Self.rivers(on: database, pages: 2)
         @Sendable func search(_ terms: [String], asking: Bool) async throws -> (Int, SearchedBooks, [Int]) {
             try await database.repository.read { reader in
                 let store = try #require(reader as? PostgresStore)

@@ -11,8 +11,8 @@ struct ContentVersion: Equatable, Sendable {
 }
 
 /// What the reads of one library found besides its pages, kept across transactions while the
-/// content stays as it was (`ContentVersion`): the words of the vocabulary holding each term,
-/// what a search reads of the books it searched (`searchedBooks`), the titles and page labels
+/// content stays as it was (`ContentVersion`): the words of the vocabulary holding each term and
+/// those starting with each prefix (other forms of a word), what a search reads of the books it searched (`searchedBooks`), the titles and page labels
 /// of the books it hit. A search sends the version ahead of everything else (a round trip not
 /// waited for), and reads each of those from here when its snapshot's version is the one kept:
 /// the look-up of its words with its books' facts, and the titles with the labels, two
@@ -44,6 +44,8 @@ final class ContentMemory: @unchecked Sendable {
     private var kept = ContentMemory.isOn
     private var version: ContentVersion?
     private var words = [String: WordTerm]()
+    /// The words starting with a prefix, by limit and prefix (`prefixKey`).
+    private var starting = [String: [String]?]()
     private var heldWords = 0
     private var facts = [(asked: BooksSearched, read: SearchedBooks)]()
     private var titles = [Int64: String]()
@@ -63,6 +65,7 @@ final class ContentMemory: @unchecked Sendable {
 
     private func empty() {
         words.removeAll()
+        starting.removeAll()
         heldWords = 0
         facts.removeAll()
         titles.removeAll()
@@ -92,6 +95,35 @@ final class ContentMemory: @unchecked Sendable {
             if heldWords + count > Self.maxWords { empty() }
             for (term, words) in found where self.words.updateValue(words, forKey: term) == nil {
                 heldWords += words.words.count + 1
+            }
+        }
+    }
+
+    // MARK: The words starting with each prefix (other forms of a word)
+
+    private func prefixKey(_ prefix: String, _ limit: Int) -> String { "\(limit) \(prefix)" }
+
+    func knows(prefixes: [String], limit: Int) -> Bool {
+        lock.withLock { prefixes.allSatisfy { starting[prefixKey($0, limit)] != nil } }
+    }
+
+    /// The vocabulary's words starting with each of `prefixes` (nil: more than `limit`), if all
+    /// are known at `seen`.
+    func words(startingWith prefixes: [String], limit: Int, at seen: ContentVersion) -> [[String]?]? {
+        lock.withLock {
+            guard version == seen else { return nil }
+            let known = prefixes.compactMap { starting[prefixKey($0, limit)] }
+            return known.count == prefixes.count ? known : nil
+        }
+    }
+
+    func keep(startingWith found: [(prefix: String, words: [String]?)], limit: Int, at seen: ContentVersion) {
+        let count = found.reduce(0) { $0 + ($1.words?.count ?? 0) + 1 }
+        lock.withLock {
+            guard at(seen), count <= Self.maxWords else { return }
+            if heldWords + count > Self.maxWords { empty() }
+            for (prefix, words) in found where starting.updateValue(words, forKey: prefixKey(prefix, limit)) == nil {
+                heldWords += (words?.count ?? 0) + 1
             }
         }
     }

@@ -61,11 +61,13 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
     /// How the first connection was made (the files' connection is made alike).
     private let configuration: PostgresConnection.Configuration
     /// Where this library's transactions wait for PostgreSQL: threads of its own, one for each
-    /// connection it may lease (the readers', two writers', the first) and one more (a dispatch
-    /// queue's threads are Dispatch's to add: five ran the transactions of 32 readers while
-    /// connections sat idle). Each library its own: one whose transactions hold every thread
-    /// never keeps another's waiting.
+    /// connection it may lease (the readers', the first) and one more (a dispatch queue's
+    /// threads are Dispatch's to add: five ran the transactions of 32 readers while connections
+    /// sat idle). Each library its own: one whose transactions hold every thread never keeps
+    /// another's waiting. Reads run on `threads`, which yield the processor to the writes'
+    /// (`ReadPriority`); writes on `writeThreads` (the writers', the first, one more).
     let threads: NIOThreadPool
+    let writeThreads: NIOThreadPool
     /// The connections reads lease at most, by default: two for each core of this machine, 4 to
     /// 12. More only contend: 32 readers of `serve` on two cores, with 8, searched no faster than
     /// with 4 and waited longer (search p99 412–456 ms against 370–388; annotate p99 101–138
@@ -155,8 +157,10 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
                 host: host, port: port, username: user, password: password, database: name, tls: clientTLS)
         pooled.options.additionalStartupParameters = PostgresSession.startupParameters
         pooled.options.maximumConnections = max(1, connections)
-        threads = NIOThreadPool(numberOfThreads: max(1, connections) + 4)
+        threads = NIOThreadPool(numberOfThreads: max(1, connections) + 2)
         threads.start()
+        writeThreads = NIOThreadPool(numberOfThreads: (Self.writeLane ? 2 : max(1, connections)) + 2)
+        writeThreads.start()
         pooled.options.keepAliveBehavior = nil
         let client = PostgresClient(configuration: pooled, backgroundLogger: logger)
         self.client = client
@@ -187,6 +191,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
         } catch {
             running.cancel()
             threads.shutdownGracefully { _ in }
+            writeThreads.shutdownGracefully { _ in }
             // Closed here, as `deinit` would: a connection the server dropped in the middle of
             // these statements (a restart) may not be marked closed yet.
             try? session.connection.close().wait()
@@ -196,6 +201,7 @@ public final class PostgresLibraryDatabase: LibraryStore, TeamStore, @unchecked 
 
     deinit {
         threads.shutdownGracefully { _ in }
+        writeThreads.shutdownGracefully { _ in }
         running.cancel()
         try? session.connection.close().wait()
         try? filesSession?.connection.close().wait()

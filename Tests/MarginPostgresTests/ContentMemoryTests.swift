@@ -93,6 +93,45 @@ import Testing
         #expect(try await Self.search(["river"], on: database).statements == kept.statements)
     }
 
+    /// The words starting with a prefix (a search's other forms of a word) are kept alike.
+    @Test(
+        Prerequisite.needs(TestCluster.available, "needs the cluster scripts/with-postgres.sh starts (make test does)"))
+    func theWordsStartingWithAPrefixAreKeptUntilTheVocabularyChanges() async throws {
+        let url = try TestCluster.freshDatabase()
+        let database = try PostgresLibraryDatabase(url: url, connections: 1)
+        let bookId = try await PreparedStatementTests.rivers(on: database, pages: 2)
+        @Sendable func starting(_ prefixes: [String]) async throws -> (statements: Int, words: [[String]?]) {
+            try await database.repository.read { reader in
+                let store = try #require(reader as? PostgresStore)
+                try store.askVersion()
+                let before = store.session.statementsSent
+                let words = try reader.textIndex.vocabularies(startingWith: prefixes, limit: 2)
+                return (store.session.statementsSent - before, words)
+            }
+        }
+        // Asked: at least its statement (and, run unprepared, PostgreSQL asked to plan for its
+        // arguments); kept: none.
+        func expect(_ prefixes: [String], asked: Bool, _ words: [[String]?], _ comment: Comment? = nil) async throws {
+            let found = try await starting(prefixes)
+            #expect(found.words == words, comment)
+            #expect(asked ? found.statements > 0 : found.statements == 0, "\(found.statements) statements")
+        }
+        try await expect(["riv", "t"], asked: true, [["river"], ["the", "to"]])
+        try await expect(["riv", "t"], asked: false, [["river"], ["the", "to"]], "kept")
+        try await expect(["riv", "s"], asked: true, [["river"], ["sea"]], "one not kept: asked again")
+        try TestCluster.psql(
+            url,
+            "INSERT INTO margin.page (\"bookId\", number, text, norm, words) VALUES (\(bookId), 2, 'rivers', "
+                + "'rivers', 1)")
+        try await expect(["riv", "t"], asked: true, [["river", "rivers"], ["the", "to"]])
+        try await expect(["riv", "t"], asked: false, [["river", "rivers"], ["the", "to"]])
+        try TestCluster.psql(url, "INSERT INTO margin.word (word) VALUES ('tributary')")
+        try await expect(["riv", "t"], asked: true, [["river", "rivers"], nil], "more than the limit")
+        database.memory.keeps = false
+        try await expect(["riv", "t"], asked: true, [["river", "rivers"], nil])
+        try await expect(["riv", "t"], asked: true, [["river", "rivers"], nil], "none kept")
+    }
+
     /// A transaction begun before another's write (an older snapshot) neither reads what a newer
     /// one kept nor replaces it; a version newer, or of another library (epoch), empties it.
     @Test func answersAreKeptForTheNewestVersionAlone() {

@@ -18,28 +18,24 @@ import Testing
         }
         let process = nice()
         // Several at once, so that the pool's connections (and their threads) serve some.
-        async let reads = withThrowingTaskGroup(of: Int32.self) { group in
-            for _ in 0..<6 {
-                group.addTask {
-                    try await database.repository.read { _ in
-                        Thread.sleep(forTimeInterval: 0.05)
-                        return nice()
+        @Sendable func nices(_ count: Int, reading: Bool) async throws -> [Int32] {
+            try await withThrowingTaskGroup(of: Int32.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        @Sendable func body() -> Int32 {
+                            Thread.sleep(forTimeInterval: 0.05)
+                            return nice()
+                        }
+                        return reading
+                            ? try await database.repository.read { _ in body() }
+                            : try await database.repository.write { _ in body() }
                     }
                 }
+                return try await group.reduce(into: [Int32]()) { $0.append($1) }
             }
-            return try await group.reduce(into: [Int32]()) { $0.append($1) }
         }
-        async let writes = withThrowingTaskGroup(of: Int32.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    try await database.repository.write { _ in
-                        Thread.sleep(forTimeInterval: 0.05)
-                        return nice()
-                    }
-                }
-            }
-            return try await group.reduce(into: [Int32]()) { $0.append($1) }
-        }
+        async let reads = nices(6, reading: true)
+        async let writes = nices(4, reading: false)
         let (read, written) = try await (reads, writes)
         #expect(read == Array(repeating: min(19, process + ReadPriority.steps), count: 6), "\(read)")
         #expect(written == Array(repeating: process, count: 4), "\(written)")

@@ -89,14 +89,20 @@ final class ContentMemory: @unchecked Sendable {
     }
 
     func keep(words found: [(term: String, words: WordTerm)], at seen: ContentVersion) {
-        let count = found.reduce(0) { $0 + $1.words.words.count + 1 }
         lock.withLock {
-            guard at(seen), count <= Self.maxWords else { return }
-            if heldWords + count > Self.maxWords { empty() }
+            guard room(forWords: found.reduce(0) { $0 + $1.words.words.count + 1 }, at: seen) else { return }
             for (term, words) in found where self.words.updateValue(words, forKey: term) == nil {
                 heldWords += words.words.count + 1
             }
         }
+    }
+
+    /// Whether `count` more words may be kept for `seen` (emptied first when they would pass
+    /// `maxWords`). Under the lock.
+    private func room(forWords count: Int, at seen: ContentVersion) -> Bool {
+        guard at(seen), count <= Self.maxWords else { return false }
+        if heldWords + count > Self.maxWords { empty() }
+        return true
     }
 
     // MARK: The words starting with each prefix (other forms of a word)
@@ -118,10 +124,8 @@ final class ContentMemory: @unchecked Sendable {
     }
 
     func keep(startingWith found: [(prefix: String, words: [String]?)], limit: Int, at seen: ContentVersion) {
-        let count = found.reduce(0) { $0 + ($1.words?.count ?? 0) + 1 }
         lock.withLock {
-            guard at(seen), count <= Self.maxWords else { return }
-            if heldWords + count > Self.maxWords { empty() }
+            guard room(forWords: found.reduce(0) { $0 + ($1.words?.count ?? 0) + 1 }, at: seen) else { return }
             for (prefix, words) in found where starting.updateValue(words, forKey: prefixKey(prefix, limit)) == nil {
                 heldWords += (words?.count ?? 0) + 1
             }
@@ -231,4 +235,22 @@ extension PostgresStore {
         guard usesMemory, version.isAsked else { return nil }
         return try version.read { try session.wait(for: $0) }
     }
+
+    /// What the memory holds for this transaction's snapshot (`read` at its version); nil while
+    /// sending ahead, or when the version was not asked.
+    func remembered<T>(_ read: (ContentVersion) -> T?) throws -> T? {
+        guard !sent.sending, let seen = try contentVersion() else { return nil }
+        return read(seen)
+    }
+
+    /// Keeps what a statement answered, at this snapshot's version (not while sending ahead:
+    /// nothing was answered then).
+    func remember(_ keep: (ContentVersion) -> Void) throws {
+        guard !sent.sending, let seen = try contentVersion() else { return }
+        keep(seen)
+    }
+
+    /// Whether, sending ahead, the memory holds what would be sent (`knows`, at the version it
+    /// keeps: whether that is this snapshot's is asked when read, `remembered`), so it is not sent.
+    func sendingKnown(_ knows: @autoclosure () -> Bool) -> Bool { sent.sending && usesMemory && knows() }
 }

@@ -362,10 +362,8 @@ struct PostgresStore: StoreWriter, TextIndex {
         guard !books.isEmpty else { return [:] }
         if !sent.sending, let known = shownBooks.titles(of: books) { return known }
         // Known from earlier transactions: not sent ahead, read when their version is this one's.
-        if usesMemory, sent.sending, memory.knows(books: books) { return [:] }
-        if !sent.sending, shownBooks.sentCovering(books) == nil, let seen = try contentVersion(),
-            let known = memory.titles(of: books, at: seen)
-        {
+        if sendingKnown(memory.knows(books: books)) { return [:] }
+        if shownBooks.sentCovering(books) == nil, let known = try remembered({ memory.titles(of: books, at: $0) }) {
             shownBooks.keep(books, titles: known.titles, labels: known.labels)
             return known.titles
         }
@@ -406,7 +404,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         }
         shownBooks.keep(books, titles: titles, labels: labels)
         if let facts, let told { shownBooks.keep(facts, told) }
-        if let seen = try contentVersion() {
+        try remember { seen in
             memory.keep(books: books, titles: titles, labels: labels, at: seen)
             if let facts, let told { memory.keep(facts: facts, told, at: seen) }
         }
@@ -415,7 +413,7 @@ struct PostgresStore: StoreWriter, TextIndex {
 
     func pageLabels(of books: [Int64]) throws -> [Int64: [String]] {
         guard !books.isEmpty else { return [:] }
-        if sent.sending, shownBooks.covers(books) || (usesMemory && memory.knows(books: books)) { return [:] }
+        if sent.sending, shownBooks.covers(books) || sendingKnown(memory.knows(books: books)) { return [:] }
         if !sent.sending {
             if let known = shownBooks.labels(of: books) { return known }
             // The titles' statement sent ahead for them, answered now.
@@ -423,7 +421,7 @@ struct PostgresStore: StoreWriter, TextIndex {
                 _ = try titles(of: asked)
                 if let known = shownBooks.labels(of: books) { return known }
             }
-            if let seen = try contentVersion(), let known = memory.titles(of: books, at: seen) { return known.labels }
+            if let known = try remembered({ memory.titles(of: books, at: $0) }) { return known.labels }
         }
         var binds = PostgresBindings()
         binds.append(books)
@@ -447,9 +445,9 @@ struct PostgresStore: StoreWriter, TextIndex {
         if let known = shownBooks.facts(asked) { return known }
         // Known from earlier transactions: not sent ahead (nor deferred), read when their version
         // is this one's.
-        if usesMemory, sent.sending, memory.knows(facts: asked) { return SearchedBooks() }
-        if !sent.sending, shownBooks.wordsSent(withFacts: asked) == nil, shownBooks.titlesSent(withFacts: asked) == nil,
-            let seen = try contentVersion(), let known = memory.facts(asked, at: seen)
+        if sendingKnown(memory.knows(facts: asked)) { return SearchedBooks() }
+        if shownBooks.wordsSent(withFacts: asked) == nil, shownBooks.titlesSent(withFacts: asked) == nil,
+            let known = try remembered({ memory.facts(asked, at: $0) })
         {
             return known
         }
@@ -472,7 +470,7 @@ struct PostgresStore: StoreWriter, TextIndex {
         guard let row = try run(statement, sql.binds, kinds: sql.kinds).rows.first else { return SearchedBooks() }
         let (count, pages, title, found) = try row.decode((Int64, Int64, String?, [String]?).self)
         let told = Self.searched(count, pages, title, found)
-        if !sent.sending, let seen = try contentVersion() { memory.keep(facts: asked, told, at: seen) }
+        try remember { memory.keep(facts: asked, told, at: $0) }
         return told
     }
 
@@ -995,14 +993,10 @@ struct PostgresStore: StoreWriter, TextIndex {
     func vocabularies(startingWith prefixes: [String], limit: Int) throws -> [[String]?] {
         guard !prefixes.isEmpty else { return [] }
         // Known from earlier transactions: not sent ahead, read when their version is this one's.
-        if usesMemory, sent.sending, memory.knows(prefixes: prefixes, limit: limit) {
+        if sendingKnown(memory.knows(prefixes: prefixes, limit: limit)) {
             return Array(repeating: [], count: prefixes.count)
         }
-        if !sent.sending, let seen = try contentVersion(),
-            let known = memory.words(startingWith: prefixes, limit: limit, at: seen)
-        {
-            return known
-        }
+        if let known = try remembered({ memory.words(startingWith: prefixes, limit: limit, at: $0) }) { return known }
         var binds = PostgresBindings()
         binds.append(Int64(limit + 1))
         for prefix in prefixes { binds.append(likeEscaped(prefix) + "%") }
@@ -1017,9 +1011,7 @@ struct PostgresStore: StoreWriter, TextIndex {
             words[Int(index)].append(word)
         }
         let found = words.map { $0.count > limit ? nil : $0 }
-        if !sent.sending, let seen = try contentVersion() {
-            memory.keep(startingWith: Array(zip(prefixes, found)), limit: limit, at: seen)
-        }
+        try remember { memory.keep(startingWith: Array(zip(prefixes, found)), limit: limit, at: $0) }
         return found
     }
 

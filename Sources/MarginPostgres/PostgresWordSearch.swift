@@ -70,8 +70,8 @@ extension PostgresStore {
     private func lookUpWordTerms(_ terms: [String], facts: ShownBooks.Facts? = nil) throws -> [WordTerm]? {
         let asked = terms.indices.filter { Self.isWordTerm(terms[$0]) }
         guard !asked.isEmpty else { return nil }
-        if !sent.sending, !shownBooks.sentWords(terms), let seen = try contentVersion(),
-            let known = memory.words(of: asked.map { terms[$0] }, at: seen)
+        if !shownBooks.sentWords(terms),
+            let known = try remembered({ memory.words(of: asked.map { terms[$0] }, at: $0) })
         {
             var found = Array(repeating: WordTerm(), count: terms.count)
             for (index, words) in zip(asked, known) { found[index] = words }
@@ -105,12 +105,10 @@ extension PostgresStore {
                 columns[2].decode(Int64.self), columns[3].decode(Int64.self), columns[4].decode(String?.self),
                 columns[5].decode([String]?.self))
             shownBooks.keep(facts, told)
-            if let seen = try contentVersion() { memory.keep(facts: facts, told, at: seen) }
+            try remember { memory.keep(facts: facts, told, at: $0) }
         }
         for index in asked where found[index].words.count > Self.countedInWords { found[index] = WordTerm() }
-        if !sent.sending, let seen = try contentVersion() {
-            memory.keep(words: asked.map { (terms[$0], found[$0]) }, at: seen)
-        }
+        try remember { memory.keep(words: asked.map { (terms[$0], found[$0]) }, at: $0) }
         return found.contains(where: \.lookedUp) ? found : nil
     }
 

@@ -12,14 +12,15 @@ struct ContentVersion: Equatable, Sendable {
 
 /// What the reads of one library found besides its pages, kept across transactions while the
 /// content stays as it was (`ContentVersion`): the words of the vocabulary holding each term and
-/// those starting with each prefix (other forms of a word), what a search reads of the books it searched (`searchedBooks`), the titles and page labels
-/// of the books it hit. A search sends the version ahead of everything else (a round trip not
-/// waited for), and reads each of those from here when its snapshot's version is the one kept:
-/// the look-up of its words with its books' facts, and the titles with the labels, two
-/// statements of the three or four a search sends, are not sent. A version seen newer (or of
-/// another epoch) empties it; an older one (a transaction begun before another's write) is
-/// neither read from nor kept. Bounded: emptied when it would hold more than `maxWords` words
-/// or `maxBooks` books. `MARGIN_PLAIN=content-memory` keeps nothing (every search asks).
+/// those starting with each prefix (other forms of a word), what a search reads of the books it
+/// searched (`searchedBooks`), the titles and page labels of the books it hit. A search sends the
+/// version ahead of everything else (a round trip not waited for), and reads each of those from
+/// here when its snapshot's version is the one kept: the look-up of its words with its books'
+/// facts, its words' other forms, and the titles with the labels are not sent ("eigenvalue", no
+/// hit: BEGIN, the version and COMMIT alone). A version seen newer (or of another epoch) empties
+/// it; an older one (a transaction begun before another's write) is neither read from nor kept.
+/// Bounded: emptied when it would hold more than `maxWords` words or `maxBooks` books.
+/// `MARGIN_PLAIN=content-memory` keeps nothing (every search asks).
 final class ContentMemory: @unchecked Sendable {
     /// Whether a library keeps them (unless `MARGIN_PLAIN` names `content-memory`).
     static let isOn = FastPaths.isOn("content-memory")
